@@ -1,0 +1,58 @@
+"""The `deptree` console script: a thin argparse front over plain functions.
+
+Each subcommand parses its flags and calls one function in `models/` or `app/`;
+no algorithm lives here (spaCy's `train_cli` -> `train()` split).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from models.errors import DeptreeError
+
+logger = logging.getLogger(__name__)
+
+
+def _add_evaluate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("evaluate", help="UAS/LAS of PRED against GOLD (CoNLL-U)")
+    p.add_argument("gold")
+    p.add_argument("pred")
+    p.set_defaults(func=_run_evaluate)
+
+
+def _run_evaluate(args: argparse.Namespace) -> int:
+    from models.evaluate import evaluate_files, format_report
+
+    report = evaluate_files(args.gold, args.pred)
+    sys.stdout.write(format_report(report))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="deptree", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_evaluate(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        return int(args.func(args) or 0)
+    except DeptreeError as exc:
+        sys.stderr.write(f"deptree: error: {exc}\n")
+        return 2
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
