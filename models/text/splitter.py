@@ -1,0 +1,175 @@
+"""Sentence boundary detection: averaged perceptron over the gaps between tokens.
+
+Every gap is a candidate (EWT web text often ends a sentence with no
+punctuation), not only gaps after . ! ? ... . Features are those of the two
+tokens on each side, their shapes, the whitespace in the gap (none / space /
+newline / blank line) and whether the left token is a known abbreviation;
+they are hashed (crc32) into a fixed-size float32 weight vector.
+
+Training data are the treebank's documents rendered as running text by
+`render_document`: sentence texts joined by a space inside a paragraph,
+paragraphs by a blank line.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import zlib
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+from numba import njit
+
+if TYPE_CHECKING:
+    from models.text.tokenizer import Token
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+_END_PUNCT = {".", "!", "?", "...", "…"}
+
+
+def render_document(paragraphs: Sequence[Sequence[str]], par_sep: str = "\n\n"
+                    ) -> tuple[str, list[tuple[int, int]]]:
+    """Join sentence texts into running text; return it and each sentence's span."""
+    parts: list[str] = []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for p, para in enumerate(paragraphs):
+        for s, sent in enumerate(para):
+            if p or s:
+                sep = par_sep if s == 0 else " "
+                parts.append(sep)
+                pos += len(sep)
+            parts.append(sent)
+            spans.append((pos, pos + len(sent)))
+            pos += len(sent)
+    return "".join(parts), spans
+
+
+def _shape(form: str) -> str:
+    if not form:
+        return "<none>"
+    c = form[0]
+    if c.isupper():
+        return "X" if len(form) == 1 or form.isupper() else "Xx"
+    if c.islower():
+        return "x"
+    if c.isdigit():
+        return "d"
+    return form if len(form) <= 3 else form[:3]
+
+
+def _gap(text: str, a: int, b: int) -> str:
+    if a >= b:
+        return "none"
+    n = text.count("\n", a, b)
+    return "space" if n == 0 else ("nl" if n == 1 else "nl2")
+
+
+@njit(cache=True)
+def _train_epoch(indptr, indices, labels, order, w, u, step):
+    """One perceptron sweep; w, u float32 [n_buckets]; returns the new step and errors.
+
+    indptr int64 [n+1], indices int64 [nnz] (hashed feature ids), labels int8 [n]
+    in {-1, +1}. u accumulates step * update for lazy averaging (w - u / step).
+    """
+    errors = 0
+    for k in range(order.shape[0]):
+        i = order[k]
+        score = 0.0
+        for j in range(indptr[i], indptr[i + 1]):
+            score += w[indices[j]]
+        y = labels[i]
+        if y * score <= 0.0:
+            errors += 1
+            for j in range(indptr[i], indptr[i + 1]):
+                w[indices[j]] += y
+                u[indices[j]] += y * step
+        step += 1
+    return step, errors
+
+
+class SentenceSplitter:
+    def __init__(self, weights: np.ndarray | None = None, abbreviations: set[str] | None = None,
+                 n_bits: int = 18):
+        self.n_bits = n_bits
+        self.weights = weights if weights is not None else np.zeros(1 << n_bits, np.float32)
+        self.abbreviations = abbreviations or set()
+
+    def _features(self, text: str, tokens: Sequence["Token"], i: int) -> list[int]:
+        def low(k: int) -> str:
+            return tokens[k].form.lower() if 0 <= k < len(tokens) else "<s>"
+
+        w_1, w0, w1, w2 = low(i - 1), low(i), low(i + 1), low(i + 2)
+        f0 = tokens[i].form
+        f1 = tokens[i + 1].form if i + 1 < len(tokens) else ""
+        s0, s1 = _shape(f0), _shape(f1)
+        gap = _gap(text, tokens[i].end, tokens[i + 1].start) if i + 1 < len(tokens) else "end"
+        abbr = "1" if w0 in self.abbreviations else "0"
+        end0 = "1" if w0 in _END_PUNCT or w0[-1:] in "!?" else "0"
+        feats = [
+            "b", "w0=" + w0, "w1=" + w1, "w-1=" + w_1, "w2=" + w2, "s0=" + s0, "s1=" + s1,
+            "g=" + gap, "w0s1=" + w0 + "|" + s1, "w0g=" + w0 + "|" + gap,
+            "s0s1g=" + s0 + "|" + s1 + "|" + gap, "w-1w0=" + w_1 + "|" + w0,
+            "w0w1=" + w0 + "|" + w1, "a0s1=" + abbr + "|" + s1, "e0s1g=" + end0 + "|" + s1 + gap,
+            "len0=" + str(min(len(w0), 6)) + end0, "c0=" + w0[-1:] + "|" + s1,
+            "w-1s1=" + w_1 + "|" + s1 + "|" + end0, "s1w2=" + s1 + "|" + w2,
+        ]
+        mask = (1 << self.n_bits) - 1
+        return [zlib.crc32(f.encode("utf-8")) & mask for f in feats]
+
+    def boundaries(self, text: str, tokens: Sequence["Token"]) -> list[int]:
+        """Indices i such that a sentence ends after tokens[i] (last always included)."""
+        ends = []
+        w = self.weights
+        for i in range(len(tokens) - 1):
+            if w[self._features(text, tokens, i)].sum() > 0:
+                ends.append(i)
+        if tokens:
+            ends.append(len(tokens) - 1)
+        return ends
+
+    def train(self, docs: list[tuple[str, list["Token"], set[int]]], epochs: int = 6,
+              seed: int = 0) -> None:
+        """docs: (text, tokens, gold sentence end offsets)."""
+        indptr, indices, labels = [0], [], []
+        for text, tokens, ends in docs:
+            for i in range(len(tokens) - 1):
+                indices.extend(self._features(text, tokens, i))
+                indptr.append(len(indices))
+                labels.append(1 if tokens[i].end in ends else -1)
+        ip = np.asarray(indptr, np.int64)
+        ix = np.asarray(indices, np.int64)
+        y = np.asarray(labels, np.int8)
+        w = np.zeros(1 << self.n_bits, np.float32)
+        u = np.zeros_like(w)
+        rng = np.random.default_rng(seed)
+        step = 1
+        for epoch in range(epochs):
+            order = rng.permutation(len(y)).astype(np.int64)
+            step, errors = _train_epoch(ip, ix, y, order, w, u, step)
+            logger.info("splitter epoch %d: %d errors / %d gaps", epoch + 1, errors, len(y))
+        self.weights = (w - u / step).astype(np.float32)
+
+    def save(self, directory: str) -> None:
+        os.makedirs(directory, exist_ok=True)
+        nz = np.flatnonzero(self.weights).astype(np.int32)
+        np.savez_compressed(os.path.join(directory, "splitter.npz"), index=nz,
+                            value=self.weights[nz].astype(np.float16))
+        header = {"format_version": FORMAT_VERSION, "n_bits": self.n_bits,
+                  "hash": "crc32", "abbreviations": sorted(self.abbreviations)}
+        with open(os.path.join(directory, "splitter.json"), "w", encoding="utf-8") as f:
+            json.dump(header, f, indent=0)
+
+    @classmethod
+    def load(cls, directory: str) -> "SentenceSplitter":
+        with open(os.path.join(directory, "splitter.json"), encoding="utf-8") as f:
+            header = json.load(f)
+        if header.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"splitter format {header.get('format_version')} != {FORMAT_VERSION}")
+        data = np.load(os.path.join(directory, "splitter.npz"))
+        w = np.zeros(1 << header["n_bits"], np.float32)
+        w[data["index"]] = data["value"].astype(np.float32)
+        return cls(w, set(header["abbreviations"]), header["n_bits"])
