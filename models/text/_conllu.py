@@ -1,15 +1,17 @@
-"""Minimal private CoNLL-U reader for the text front-end.
+"""Front-end view of CoNLL-U sentences, read with `models.conllu.read_conllu`.
 
-`models/conllu.py` is being written elsewhere; until it lands, the front-end
-needs more than words anyway: the `# text` line, document/paragraph marks and
-the surface tokens (multiword ranges, SpaceAfter=No) that define the gold
-tokenization. Empty nodes (IDs with '.') are skipped.
+`models.conllu` keeps multiword-token lines and comments as raw strings (for a
+byte-identical round trip); the front-end needs them parsed: the `# text` line,
+document/paragraph marks and the surface tokens (multiword ranges,
+SpaceAfter=No) that define the gold tokenization. Empty nodes are skipped.
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
 from typing import Iterator
+
+from models import conllu
 
 logger = logging.getLogger(__name__)
 
@@ -71,53 +73,43 @@ class Sentence:
         return spans
 
 
-def _read_misc_space_after(misc: str) -> bool:
+def _space_after(misc: str) -> bool:
     return "SpaceAfter=No" not in misc.split("|")
 
 
+def _front_end_view(src: conllu.Sentence) -> Sentence:
+    sent = Sentence(text=src.text)
+    pending: tuple[int, int, str, bool] | None = None  # open multiword range
+    for line in src.lines:
+        if isinstance(line, str):
+            if line.startswith("# newdoc"):
+                sent.newdoc = True
+            elif line.startswith("# newpar"):
+                sent.newpar = True
+            elif not line.startswith("#"):
+                cols = line.split("\t")
+                if "-" in cols[0]:
+                    a, b = (int(x) for x in cols[0].split("-"))
+                    pending = (a, b, cols[1], _space_after(cols[9]))
+            continue
+        w = src.words[line]
+        sent.words.append(Word(w.form, w.lemma, w.upos, w.xpos, w.feats))
+        n = len(sent.words) - 1
+        if pending is not None and pending[0] <= w.id <= pending[1]:
+            if w.id == pending[1]:
+                a, b, form, space = pending
+                sent.tokens.append(SurfaceToken(form, n - (b - a), n, space))
+                pending = None
+        else:
+            sent.tokens.append(SurfaceToken(w.form, n, n, _space_after(w.misc)))
+    return sent
+
+
 def iter_conllu(path: str) -> Iterator[Sentence]:
-    """Yield sentences of a CoNLL-U file (10 tab-separated columns)."""
-    sent = Sentence()
-    pending: tuple[int, int, str, bool] | None = None  # multiword range
-    with open(path, encoding="utf-8") as f:
-        for raw in f:
-            line = raw.rstrip("\n")
-            if not line:
-                if sent.words:
-                    yield sent
-                sent, pending = Sentence(), None
-                continue
-            if line.startswith("#"):
-                if line.startswith("# text = "):
-                    sent.text = line[len("# text = "):]
-                elif line.startswith("# newdoc"):
-                    sent.newdoc = True
-                elif line.startswith("# newpar"):
-                    sent.newpar = True
-                continue
-            cols = line.split("\t")
-            if len(cols) != 10:
-                raise ValueError(f"{path}: expected 10 columns, got {len(cols)}: {line!r}")
-            wid = cols[0]
-            if "." in wid:
-                continue
-            if "-" in wid:
-                a, b = (int(x) for x in wid.split("-"))
-                pending = (a, b, cols[1], _read_misc_space_after(cols[9]))
-                continue
-            idx = int(wid)
-            sent.words.append(Word(cols[1], cols[2], cols[3], cols[4], cols[5]))
-            if pending is not None and pending[0] <= idx <= pending[1]:
-                if idx == pending[1]:
-                    a, b, form, space = pending
-                    n = len(sent.words)
-                    sent.tokens.append(SurfaceToken(form, n - 1 - (b - a), n - 1, space))
-                    pending = None
-            else:
-                n = len(sent.words) - 1
-                sent.tokens.append(SurfaceToken(cols[1], n, n, _read_misc_space_after(cols[9])))
-    if sent.words:
-        yield sent
+    """Yield front-end views of the sentences of a CoNLL-U file."""
+    for src in conllu.read_conllu(path):
+        if src.words:
+            yield _front_end_view(src)
 
 
 def read_conllu(path: str) -> list[Sentence]:
