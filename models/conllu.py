@@ -228,7 +228,9 @@ def _parse_block(block: list[str], start: int, name: str, bom: bool) -> Sentence
             raise ConlluError(name, line_no, Errors.E002.format(value=wid))
         number = _parse_int(wid, "ID", name, line_no)
         if number != len(words) + 1:
-            raise ConlluError(name, line_no, Errors.E005.format(found=number, expected=len(words) + 1))
+            raise ConlluError(
+                name, line_no, Errors.E005.format(found=number, expected=len(words) + 1)
+            )
         if not cols[1]:
             raise ConlluError(name, line_no, Errors.E007.format(word=number))
         head = None if cols[6] == "_" else _parse_int(cols[6], "HEAD", name, line_no)

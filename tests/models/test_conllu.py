@@ -77,7 +77,8 @@ def test_round_trip_sample_keeps_multiword_tokens_and_empty_nodes():
 
 def test_format_sentence_ends_with_empty_line():
     sent = read_conllu_string(SAMPLE)[1]
-    assert format_sentence(sent) == "# sent_id = 2\n# text = Yes\n" + row(1, "Yes", 0, "root", "INTJ") + "\n\n"
+    expected = "# sent_id = 2\n# text = Yes\n" + row(1, "Yes", 0, "root", "INTJ") + "\n\n"
+    assert format_sentence(sent) == expected
 
 
 def test_missing_final_blank_line_and_newline():
@@ -174,19 +175,23 @@ GOOD = [row(1, "a", 2), row(2, "b", 0)]
 
 
 def _file(*block_lines):
-    return "# sent_id = 1\n" + "\n".join(GOOD) + "\n\n# sent_id = 2\n" + "\n".join(block_lines) + "\n\n"
+    """Two blocks: a good one on lines 1-3, then lines 5.. with `block_lines` after a comment."""
+    first = "# sent_id = 1\n" + "\n".join(GOOD) + "\n\n"
+    return first + "# sent_id = 2\n" + "\n".join(block_lines) + "\n\n"
 
 
 @pytest.mark.parametrize(
     "text, line_no, fragment",
     [
         # second block starts on line 5: comment on 5, first word on 6
-        (_file(row(1, "a", 0).replace("\t_\t_\t0", "\t_\t0")), 6, "expected 10 tab-separated columns, found 9"),
+        (_file(row(1, "a", 0).replace("\t_\t_\t0", "\t_\t0")), 6,
+         "expected 10 tab-separated columns, found 9"),
         (_file(row(1, "a", 0) + "\t_"), 6, "found 11"),
         (_file(row(1, "a", 0).replace("\t", "  ")), 6, "found 1"),
         (_file(row(1, "a", 0), row(2, "b", "x")), 7, "HEAD 'x' is not an integer"),
         (_file(row(1, "a", 0), row(2, "b", "")), 7, "HEAD '' is not an integer"),
-        (_file(row(1, "a", 0), row(2, "b", "01")), 7, "HEAD '01' is not written in canonical form"),
+        (_file(row(1, "a", 0), row(2, "b", "01")), 7,
+         "HEAD '01' is not written in canonical form"),
         (_file(row("x", "a", 0)), 6, "ID 'x' is not an integer"),
         (_file(row("1.", "a", 0)), 6, "ID '1.' is not an integer"),
         (_file(row(2, "a", 0)), 6, "word ID 2 out of order: expected 1"),
@@ -240,7 +245,8 @@ def test_errors_are_raised_lazily_after_good_sentences():
 
 
 def _sent(heads):
-    text = "# sent_id = t\n" + "\n".join(row(i, f"w{i}", h) for i, h in enumerate(heads, 1)) + "\n\n"
+    rows = [row(i, f"w{i}", h) for i, h in enumerate(heads, 1)]
+    text = "# sent_id = t\n" + "\n".join(rows) + "\n\n"
     return read_conllu_string("\n" + text, path_name="gold.conllu")[0]  # block starts at line 2
 
 
@@ -276,7 +282,8 @@ def test_validate_tree_errors_name_the_line(heads, line_no, fragment):
 def test_validate_tree_head_out_of_range_set_by_hand():
     sent = _sent([0, 1])
     sent.words[1].head = 5
-    with pytest.raises(TreeError, match=r"gold\.conllu:4: word 2 'w2' has HEAD 5, out of range 0\.\.2"):
+    message = r"gold\.conllu:4: word 2 'w2' has HEAD 5, out of range 0\.\.2"
+    with pytest.raises(TreeError, match=message):
         validate_tree(sent)
 
 
