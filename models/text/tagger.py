@@ -1,0 +1,220 @@
+"""Averaged-perceptron POS tagger predicting UPOS and XPOS jointly.
+
+One class per (UPOS, XPOS) pair seen in training (102 in EWT), so the two tags
+always agree. Greedy left to right, with features of the word and its
+neighbours (form, lowercase, prefixes/suffixes 1-4, shape, flags, words and
+suffixes at -2..+2, word bigrams) and of the two previous predicted classes.
+Features are hashed into a fixed [2**n_bits, n_classes] float32 weight matrix
+(no feature dictionary); per-word-type feature hashes (crc32 of strings) are
+computed once per type and cached, the rest is numba (`_tagger_kernels`).
+
+Model files: `tagger.json` (format version, classes, templates, hash, seed,
+epochs, data hash) and `tagger.npz` (non-zero averaged weights as sorted flat
+indices, delta-coded, and float16 values; weights below `prune` are dropped).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import zlib
+from typing import Sequence
+
+import numpy as np
+
+from models.text import _tagger_kernels as K
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+TYPE_FEATURES = ("w", "l", "p1", "p2", "p3", "p4", "s1", "s2", "s3", "s4", "shape", "flags",
+                 "amb")
+AMB = 12
+# (offset, type feature); indices into TYPE_FEATURES
+STATIC_TEMPLATES = [(0, i) for i in range(len(TYPE_FEATURES))] + [
+    (-1, 1), (-2, 1), (1, 1), (2, 1), (-1, 8), (1, 8), (-1, 10), (1, 10), (2, 10),
+    (1, 9), (-1, 7), (1, 6), (-2, 8), (2, 8), (-1, AMB), (1, AMB), (2, AMB), (-2, AMB),
+]
+PAIR_TEMPLATES = [(-1, 1, 0, 1), (0, 1, 1, 1), (1, 1, 2, 1), (-1, 1, 1, 1), (0, 8, 1, 8),
+                  (0, 10, 1, 10), (-1, 10, 0, 10), (0, 1, 1, 10), (0, AMB, 1, AMB),
+                  (-1, AMB, 0, AMB), (0, 1, 1, AMB), (0, 8, 1, AMB)]
+_PAD = ("<s>", "</s>")
+
+
+def _shape(form: str) -> str:
+    out = []
+    for ch in form[:12]:
+        c = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
+        if not out or out[-1] != c:
+            out.append(c)
+    return "".join(out)
+
+
+def _type_strings(form: str, amb: dict[str, str]) -> list[str]:
+    low = form.lower()
+    shape = _shape(form)
+    flags = "".join((
+        "D" if any(c.isdigit() for c in form) else "",
+        "H" if "-" in form else "",
+        "U" if any(c.isupper() for c in form) else "",
+        "A" if form.isupper() else "",
+        "T" if form[:1].isupper() else "",
+    ))
+    return [form, low, low[:1], low[:2], low[:3], low[:4], low[-1:], low[-2:], low[-3:],
+            low[-4:], shape, flags, amb.get(low, "<unk>")]
+
+
+def _hash_strings(strings: Sequence[str]) -> np.ndarray:
+    return np.array([zlib.crc32(f"{i}={s}".encode("utf-8")) for i, s in enumerate(strings)],
+                    np.int64)
+
+
+class _TypeCache:
+    """Per-word-type feature hashes, computed once per form (bounded)."""
+
+    def __init__(self, amb: dict[str, str], max_size: int = 200_000):
+        self.amb = amb
+        self.max_size = max_size
+        self.ids: dict[str, int] = {}
+        self.table = np.empty((1024, len(TYPE_FEATURES)), np.int64)
+        for pad in _PAD:
+            self._add(pad, _hash_strings([pad] * len(TYPE_FEATURES)))
+
+    def _add(self, form: str, row: np.ndarray) -> int:
+        n = len(self.ids)
+        if n == self.table.shape[0]:
+            self.table = np.concatenate([self.table, np.empty_like(self.table)])
+        self.table[n] = row
+        self.ids[form] = n
+        return n
+
+    def features(self, forms: Sequence[str]) -> np.ndarray:
+        """int64 [len(forms) + 4, K] with two padding rows on each side."""
+        if len(self.ids) > self.max_size:
+            self.__init__(self.amb, self.max_size)
+        ids = [0, 0]
+        get = self.ids.get
+        for f in forms:
+            i = get(f)
+            if i is None:
+                i = self._add(f, _hash_strings(_type_strings(f, self.amb)))
+            ids.append(i)
+        ids += [1, 1]
+        return self.table[ids]
+
+
+def ambiguity_classes(sentences: Sequence[Sequence[Sequence[str]]], index: dict,
+                      min_count: int = 3, min_share: float = 0.05) -> dict[str, str]:
+    """Lowercased words seen >= min_count times -> "+"-joined ids of their classes."""
+    counts: dict[str, dict[int, int]] = {}
+    for s in sentences:
+        for w in s:
+            d = counts.setdefault(w[0].lower(), {})
+            c = index[(w[1], w[2])]
+            d[c] = d.get(c, 0) + 1
+    out = {}
+    for low, d in counts.items():
+        total = sum(d.values())
+        if total >= min_count:
+            out[low] = "+".join(str(c) for c in sorted(d) if d[c] >= min_share * total)
+    return out
+
+
+class Tagger:
+    def __init__(self, classes: list[tuple[str, str]], n_bits: int = 20,
+                 weights: np.ndarray | None = None, meta: dict | None = None,
+                 ambiguity: dict[str, str] | None = None):
+        self.classes = list(classes)
+        self.ambiguity = ambiguity or {}
+        self.n_bits = n_bits
+        self.mask = (1 << n_bits) - 1
+        self.W = weights if weights is not None else np.zeros(
+            (1 << n_bits, len(classes)), np.float32)
+        self.meta = meta or {}
+        self._static = np.array(STATIC_TEMPLATES, np.int64)
+        self._pairs = np.array(PAIR_TEMPLATES, np.int64)
+        self._cache = _TypeCache(self.ambiguity)
+
+    # -- tagging ---------------------------------------------------------------
+    def tag_classes(self, forms: Sequence[str]) -> np.ndarray:
+        if not forms:
+            return np.empty(0, np.int64)
+        tf = self._cache.features(forms)
+        rows = K.static_rows(tf, self._static, self._pairs, self.mask)
+        return K.decode(tf, rows, self.W, self.mask)
+
+    def tag(self, forms: Sequence[str]) -> tuple[list[str], list[str]]:
+        """UPOS and XPOS of each form (gold tokens)."""
+        pairs = [self.classes[c] for c in self.tag_classes(forms)]
+        return [u for u, _ in pairs], [x for _, x in pairs]
+
+    # -- training --------------------------------------------------------------
+    @classmethod
+    def train(cls, sentences: Sequence[Sequence[Sequence[str]]], epochs: int = 8,
+              seed: int = 0, n_bits: int = 20) -> "Tagger":
+        """Train on sentences of (form, upos, xpos, ...) tuples."""
+        classes = sorted({(w[1], w[2]) for s in sentences for w in s})
+        index = {c: i for i, c in enumerate(classes)}
+        tagger = cls(classes, n_bits, ambiguity=ambiguity_classes(sentences, index))
+        tfs, rows, golds = [], [], []
+        for s in sentences:
+            tf = tagger._cache.features([w[0] for w in s])
+            tfs.append(tf)
+            rows.append(K.static_rows(tf, tagger._static, tagger._pairs, tagger.mask))
+            golds.extend(index[(w[1], w[2])] for w in s)
+        tf_start = np.cumsum([0] + [len(t) for t in tfs]).astype(np.int64)
+        row_start = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
+        tf_all, rows_all = np.concatenate(tfs), np.concatenate(rows)
+        gold = np.asarray(golds, np.int64)
+        W = tagger.W
+        U = np.zeros_like(W)
+        rng = np.random.default_rng(seed)
+        step = 1
+        for epoch in range(epochs):
+            order = rng.permutation(len(tfs)).astype(np.int64)
+            step, errors = K.train_epoch(tf_all, tf_start, rows_all, row_start, gold, order,
+                                         W, U, step, tagger.mask)
+            logger.info("tagger epoch %d: %.4f train accuracy", epoch + 1,
+                        1 - errors / max(len(gold), 1))
+        U /= step
+        W -= U
+        del U
+        digest = hashlib.sha1("\n".join(" ".join(w[0] for w in s) for s in sentences)
+                              .encode("utf-8")).hexdigest()
+        tagger.meta = {"epochs": epochs, "seed": seed, "n_sentences": len(sentences),
+                       "data_sha1": digest}
+        return tagger
+
+    # -- persistence -------------------------------------------------------------
+    def save(self, directory: str, prune: float = 1e-3) -> None:
+        os.makedirs(directory, exist_ok=True)
+        flat = self.W.reshape(-1)
+        nz = np.flatnonzero(np.abs(flat) >= prune)
+        np.savez_compressed(os.path.join(directory, "tagger.npz"),
+                            delta=np.diff(nz, prepend=0).astype(np.uint32),
+                            value=flat[nz].astype(np.float16))
+        header = {"format_version": FORMAT_VERSION, "n_bits": self.n_bits,
+                  "classes": [list(c) for c in self.classes], "hash": "crc32+mix64",
+                  "type_features": list(TYPE_FEATURES), "static_templates": STATIC_TEMPLATES,
+                  "pair_templates": PAIR_TEMPLATES, "prune": prune, **self.meta,
+                  "ambiguity": self.ambiguity}
+        with open(os.path.join(directory, "tagger.json"), "w", encoding="utf-8") as f:
+            json.dump(header, f, indent=1)
+
+    @classmethod
+    def load(cls, directory: str) -> "Tagger":
+        with open(os.path.join(directory, "tagger.json"), encoding="utf-8") as f:
+            h = json.load(f)
+        if h.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"tagger format {h.get('format_version')} != {FORMAT_VERSION}")
+        if [list(t) for t in STATIC_TEMPLATES] != h["static_templates"] or \
+                [list(t) for t in PAIR_TEMPLATES] != h["pair_templates"]:
+            raise ValueError("tagger templates in the model file differ from this code")
+        data = np.load(os.path.join(directory, "tagger.npz"))
+        classes = [tuple(c) for c in h["classes"]]
+        W = np.zeros(((1 << h["n_bits"]) * len(classes)), np.float32)
+        W[np.cumsum(data["delta"].astype(np.int64))] = data["value"].astype(np.float32)
+        meta = {k: h[k] for k in ("epochs", "seed", "n_sentences", "data_sha1") if k in h}
+        return cls(classes, h["n_bits"], W.reshape(1 << h["n_bits"], len(classes)), meta,
+                   h["ambiguity"])
