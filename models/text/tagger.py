@@ -40,6 +40,10 @@ PAIR_TEMPLATES = [(-1, 1, 0, 1), (0, 1, 1, 1), (1, 1, 2, 1), (-1, 1, 1, 1), (0, 
                   (0, 10, 1, 10), (-1, 10, 0, 10), (0, 1, 1, 10), (0, AMB, 1, AMB),
                   (-1, AMB, 0, AMB), (0, 1, 1, AMB), (0, 8, 1, AMB)]
 _PAD = ("<s>", "</s>")
+PRED = len(TYPE_FEATURES)  # column of the level-1 tag in a stacked tagger
+STACK_TEMPLATES = [(0, PRED), (-1, PRED), (1, PRED), (2, PRED), (-2, PRED)]
+STACK_PAIRS = [(1, PRED, 2, PRED), (-1, PRED, 1, PRED), (0, 1, 1, PRED), (0, PRED, 1, PRED),
+               (0, 1, 0, PRED), (-1, PRED, 0, 1)]
 
 
 def _shape(form: str) -> str:
@@ -124,23 +128,36 @@ def ambiguity_classes(sentences: Sequence[Sequence[Sequence[str]]], index: dict,
 class Tagger:
     def __init__(self, classes: list[tuple[str, str]], n_bits: int = 20,
                  weights: np.ndarray | None = None, meta: dict | None = None,
-                 ambiguity: dict[str, str] | None = None):
+                 ambiguity: dict[str, str] | None = None, first: "Tagger | None" = None):
         self.classes = list(classes)
+        self.first = first  # level-1 tagger whose tags are features (stacking)
         self.ambiguity = ambiguity or {}
         self.n_bits = n_bits
         self.mask = (1 << n_bits) - 1
         self.W = weights if weights is not None else np.zeros(
             (1 << n_bits, len(classes)), np.float32)
         self.meta = meta or {}
-        self._static = np.array(STATIC_TEMPLATES, np.int64)
-        self._pairs = np.array(PAIR_TEMPLATES, np.int64)
+        stack = first is not None
+        self._static = np.array(STATIC_TEMPLATES + (STACK_TEMPLATES if stack else []), np.int64)
+        self._pairs = np.array(PAIR_TEMPLATES + (STACK_PAIRS if stack else []), np.int64)
         self._cache = _TypeCache(self.ambiguity)
 
     # -- tagging ---------------------------------------------------------------
+    def _type_features(self, forms: Sequence[str],
+                       level1: Sequence[tuple[str, str]] | None = None) -> np.ndarray:
+        tf = self._cache.features(forms)
+        if self.first is None:
+            return tf
+        if level1 is None:
+            level1 = [self.first.classes[c] for c in self.first.tag_classes(forms)]
+        pred = [_PAD[0]] * 2 + ["|".join(c) for c in level1] + [_PAD[1]] * 2
+        col = np.array([zlib.crc32(f"pred={p}".encode("utf-8")) for p in pred], np.int64)
+        return np.concatenate([tf, col[:, None]], axis=1)
+
     def tag_classes(self, forms: Sequence[str]) -> np.ndarray:
         if not forms:
             return np.empty(0, np.int64)
-        tf = self._cache.features(forms)
+        tf = self._type_features(forms)
         rows = K.static_rows(tf, self._static, self._pairs, self.mask)
         return K.decode(tf, rows, self.W, self.mask)
 
@@ -152,14 +169,30 @@ class Tagger:
     # -- training --------------------------------------------------------------
     @classmethod
     def train(cls, sentences: Sequence[Sequence[Sequence[str]]], epochs: int = 8,
-              seed: int = 0, n_bits: int = 20) -> "Tagger":
-        """Train on sentences of (form, upos, xpos, ...) tuples."""
+              seed: int = 0, n_bits: int = 20, stack_folds: int = 0) -> "Tagger":
+        """Train on sentences of (form, upos, xpos, ...) tuples.
+
+        stack_folds > 1: two levels. A level-1 tagger is trained on all data and
+        the level-2 one on features of level-1 tags of the whole sentence (left
+        and right), which for training sentences come from `stack_folds`-fold
+        jackknifing so that they carry test-like errors.
+        """
+        first, level1 = None, None
+        if stack_folds > 1:
+            from models.text.jackknife import jackknife_tags
+
+            def base(train: list) -> "Tagger":
+                return cls.train(train, epochs, seed, n_bits)
+
+            first = base(list(sentences))
+            level1 = [list(zip(*t)) for t in
+                      jackknife_tags(sentences, stack_folds, seed, train_fn=base)]
         classes = sorted({(w[1], w[2]) for s in sentences for w in s})
         index = {c: i for i, c in enumerate(classes)}
-        tagger = cls(classes, n_bits, ambiguity=ambiguity_classes(sentences, index))
+        tagger = cls(classes, n_bits, ambiguity=ambiguity_classes(sentences, index), first=first)
         tfs, rows, golds = [], [], []
-        for s in sentences:
-            tf = tagger._cache.features([w[0] for w in s])
+        for j, s in enumerate(sentences):
+            tf = tagger._type_features([w[0] for w in s], level1[j] if level1 else None)
             tfs.append(tf)
             rows.append(K.static_rows(tf, tagger._static, tagger._pairs, tagger.mask))
             golds.extend(index[(w[1], w[2])] for w in s)
@@ -183,7 +216,7 @@ class Tagger:
         digest = hashlib.sha1("\n".join(" ".join(w[0] for w in s) for s in sentences)
                               .encode("utf-8")).hexdigest()
         tagger.meta = {"epochs": epochs, "seed": seed, "n_sentences": len(sentences),
-                       "data_sha1": digest}
+                       "data_sha1": digest, "stack_folds": stack_folds}
         return tagger
 
     # -- persistence -------------------------------------------------------------
@@ -196,11 +229,15 @@ class Tagger:
                             value=flat[nz].astype(np.float16))
         header = {"format_version": FORMAT_VERSION, "n_bits": self.n_bits,
                   "classes": [list(c) for c in self.classes], "hash": "crc32+mix64",
-                  "type_features": list(TYPE_FEATURES), "static_templates": STATIC_TEMPLATES,
-                  "pair_templates": PAIR_TEMPLATES, "prune": prune, **self.meta,
+                  "type_features": list(TYPE_FEATURES),
+                  "static_templates": self._static.tolist(),
+                  "pair_templates": self._pairs.tolist(), "prune": prune, **self.meta,
                   "ambiguity": self.ambiguity}
+        header["stacked"] = self.first is not None
         with open(os.path.join(directory, "tagger.json"), "w", encoding="utf-8") as f:
             json.dump(header, f, indent=1)
+        if self.first is not None:
+            self.first.save(os.path.join(directory, "level1"), prune)
 
     @classmethod
     def load(cls, directory: str) -> "Tagger":
@@ -208,13 +245,16 @@ class Tagger:
             h = json.load(f)
         if h.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"tagger format {h.get('format_version')} != {FORMAT_VERSION}")
-        if [list(t) for t in STATIC_TEMPLATES] != h["static_templates"] or \
-                [list(t) for t in PAIR_TEMPLATES] != h["pair_templates"]:
+        first = cls.load(os.path.join(directory, "level1")) if h["stacked"] else None
+        tagger = cls([tuple(c) for c in h["classes"]], h["n_bits"], first=first)
+        if tagger._static.tolist() != h["static_templates"] or \
+                tagger._pairs.tolist() != h["pair_templates"]:
             raise ValueError("tagger templates in the model file differ from this code")
         data = np.load(os.path.join(directory, "tagger.npz"))
         classes = [tuple(c) for c in h["classes"]]
         W = np.zeros(((1 << h["n_bits"]) * len(classes)), np.float32)
         W[np.cumsum(data["delta"].astype(np.int64))] = data["value"].astype(np.float32)
-        meta = {k: h[k] for k in ("epochs", "seed", "n_sentences", "data_sha1") if k in h}
+        meta = {k: h[k] for k in ("epochs", "seed", "n_sentences", "data_sha1", "stack_folds")
+                if k in h}
         return cls(classes, h["n_bits"], W.reshape(1 << h["n_bits"], len(classes)), meta,
-                   h["ambiguity"])
+                   h["ambiguity"], first)

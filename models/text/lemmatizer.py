@@ -1,0 +1,132 @@
+"""Lemmatizer learned from a treebank: a lexicon plus suffix edit rules.
+
+1. Lexicon: (form, XPOS) -> lemma, then (lowercased form, XPOS) -> lemma, the
+   most frequent lemma of pairs seen in training.
+2. Suffix rules for other words: a rule is (case, cut, add): take the form
+   (lowercased if case == "lower"), drop `cut` final characters, append `add`
+   ("studies" -> ("lower", 3, "y")). Rules are counted over word types per
+   (XPOS, case pattern of the form, last k letters of the lowercased form) for
+   k = 0..MAX_SUFFIX; the longest suffix seen at least `min_count` times gives
+   its most frequent rule.
+3. Fallback (no rule applies, or the rule cannot be applied to a short form):
+   the form itself for PROPN and for forms with no letters, else the lowercased
+   form.
+Saved as one JSON file.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import Counter, defaultdict
+from typing import Sequence
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+MAX_SUFFIX = 6
+
+
+def edit_rule(form: str, lemma: str) -> tuple[str, int, str]:
+    """The (case, cut, add) rule turning form into lemma."""
+    base, case = (form, "keep") if lemma[:1] == form[:1] else (form.lower(), "lower")
+    if case == "keep" and lemma != form and lemma.lower() == lemma and form.lower() != form:
+        base, case = form.lower(), "lower"
+    p = 0
+    while p < min(len(base), len(lemma)) and base[p] == lemma[p]:
+        p += 1
+    return case, len(base) - p, lemma[p:]
+
+
+def apply_rule(form: str, rule: Sequence) -> str | None:
+    case, cut, add = rule
+    base = form.lower() if case == "lower" else form
+    if cut >= len(base) and not add:
+        return None
+    return base[:len(base) - cut] + add
+
+
+def case_class(form: str) -> str:
+    if form.islower() or not any(c.isalpha() for c in form):
+        return "l"
+    if form.isupper():
+        return "U"
+    return "T" if form[:1].isupper() and form[1:].islower() else "M"
+
+
+def fallback(form: str, upos: str) -> str:
+    if upos == "PROPN" or not any(c.isalpha() for c in form):
+        return form
+    return form.lower()
+
+
+class Lemmatizer:
+    def __init__(self, exact: dict[str, str] | None = None, lower: dict[str, str] | None = None,
+                 rules: dict[str, list] | None = None, min_count: int = 2):
+        self.exact = exact or {}  # "form\txpos" -> lemma
+        self.lower = lower or {}  # "lowercased form\txpos" -> lemma
+        self.rules = rules or {}  # "xpos\tsuffix" -> [case, cut, add]
+        self.min_count = min_count
+
+    @classmethod
+    def train(cls, sentences: Sequence[Sequence[Sequence[str]]], min_count: int = 2
+              ) -> "Lemmatizer":
+        """sentences of (form, upos, xpos, lemma, ...) tuples."""
+        exact: dict[str, Counter] = defaultdict(Counter)
+        lower: dict[str, Counter] = defaultdict(Counter)
+        types: Counter[tuple[str, str, str]] = Counter()
+        for s in sentences:
+            for w in s:
+                form, _, xpos, lemma = w[0], w[1], w[2], w[3]
+                exact[f"{form}\t{xpos}"][lemma] += 1
+                lower[f"{form.lower()}\t{xpos}"][lemma] += 1
+                types[(form, xpos, lemma)] += 1
+        rules: dict[str, Counter] = defaultdict(Counter)
+        for (form, xpos, lemma) in types:  # types, not tokens: rules for unseen words
+            rule = edit_rule(form, lemma)
+            low = form.lower()
+            for k in range(min(MAX_SUFFIX, len(low)) + 1):
+                rules[f"{xpos}\t{case_class(form)}\t{low[len(low) - k:]}"][rule] += 1
+        best_rules = {key: list(c.most_common(1)[0][0]) for key, c in rules.items()
+                      if sum(c.values()) >= min_count}
+        model = cls({k: c.most_common(1)[0][0] for k, c in exact.items()},
+                    {k: c.most_common(1)[0][0] for k, c in lower.items()}, best_rules, min_count)
+        logger.info("lemmatizer: %d forms, %d suffix rules", len(model.exact), len(best_rules))
+        return model
+
+    def lemma(self, form: str, upos: str, xpos: str) -> str:
+        hit = self.exact.get(f"{form}\t{xpos}")
+        if hit is not None:
+            return hit
+        low = form.lower()
+        hit = self.lower.get(f"{low}\t{xpos}")
+        if hit is not None:
+            return hit
+        for k in range(min(MAX_SUFFIX, len(low)), -1, -1):
+            rule = self.rules.get(f"{xpos}\t{case_class(form)}\t{low[len(low) - k:]}")
+            if rule is not None:
+                out = apply_rule(form, rule)
+                if out:
+                    return out
+                break
+        return fallback(form, upos)
+
+    def lemmatize(self, forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str]
+                  ) -> list[str]:
+        return [self.lemma(f, u, x) for f, u, x in zip(forms, upos, xpos, strict=True)]
+
+    def save(self, directory: str) -> None:
+        os.makedirs(directory, exist_ok=True)
+        data = {"format_version": FORMAT_VERSION, "max_suffix": MAX_SUFFIX,
+                "min_count": self.min_count, "exact": self.exact, "lower": self.lower,
+                "rules": self.rules}
+        with open(os.path.join(directory, "lemmatizer.json"), "w", encoding="utf-8") as f:
+            json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def load(cls, directory: str) -> "Lemmatizer":
+        with open(os.path.join(directory, "lemmatizer.json"), encoding="utf-8") as f:
+            d = json.load(f)
+        if d.get("format_version") != FORMAT_VERSION or d.get("max_suffix") != MAX_SUFFIX:
+            raise ValueError(f"lemmatizer format {d.get('format_version')} != {FORMAT_VERSION}")
+        return cls(d["exact"], d["lower"], d["rules"], d["min_count"])
