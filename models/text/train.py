@@ -1,0 +1,113 @@
+"""Train the text front-end (tokenizer + splitter, tagger, lemmatizer) on a treebank.
+
+`train_frontend(train_path, dev_path, out_dir)` writes
+out_dir/tokenizer/, out_dir/tagger/, out_dir/lemmatizer/ and out_dir/metrics.json,
+and returns the dev metrics. The CLI calls this function; nothing here parses flags.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from typing import Sequence
+
+from models.text._conllu import Sentence, documents, read_conllu
+from models.text.lemmatizer import Lemmatizer
+from models.text.lexicon import learn_lexicon
+from models.text.scoring import accuracy, span_f1
+from models.text.splitter import SentenceSplitter, render_document
+from models.text.tagger import Tagger
+from models.text.tokenizer import Tokenizer
+
+logger = logging.getLogger(__name__)
+
+
+def tag_tuples(sentences: Sequence[Sentence]) -> list[list[tuple[str, str, str, str, str]]]:
+    """(form, upos, xpos, lemma, feats) per word: the input of Tagger/Lemmatizer.train."""
+    return [[(w.form, w.upos, w.xpos, w.lemma, w.feats) for w in s.words] for s in sentences]
+
+
+def running_texts(sentences: Sequence[Sentence], par_sep: str = "\n\n"
+                  ) -> list[tuple[str, list[tuple[int, int]]]]:
+    """Each document as running text with its gold sentence spans."""
+    out = []
+    for doc in documents(list(sentences)):
+        out.append(render_document([[s.text or "" for s in p] for p in doc], par_sep))
+    return out
+
+
+def train_tokenizer(sentences: Sequence[Sentence], epochs: int = 6, seed: int = 0) -> Tokenizer:
+    lexicon = learn_lexicon(list(sentences))
+    tokenizer = Tokenizer(lexicon)
+    docs = []
+    for text, spans in running_texts(sentences):
+        docs.append((text, tokenizer.tokenize_sentence(text), {e for _, e in spans}))
+    splitter = SentenceSplitter(abbreviations=lexicon.abbreviations)
+    splitter.train(docs, epochs=epochs, seed=seed)
+    tokenizer.splitter = splitter
+    return tokenizer
+
+
+def evaluate_tokenizer(tokenizer: Tokenizer, sentences: Sequence[Sentence],
+                       par_sep: str = "\n\n") -> dict[str, float]:
+    """Token F1 per `# text` sentence and sentence F1 on running text.
+
+    (Token F1 on running text is the same: tokens never cross whitespace.)
+    """
+    gold, pred, off = [], [], 0
+    for s in sentences:
+        spans = s.word_spans()
+        if spans is None:
+            continue
+        gold += [(a + off, b + off) for a, b in spans]
+        pred += [(t.start + off, t.end + off) for t in tokenizer.tokenize_sentence(s.text)]
+        off += len(s.text) + 1
+    g_sent, p_sent, off = [], [], 0
+    for text, spans in running_texts(sentences, par_sep):
+        g_sent += [(a + off, b + off) for a, b in spans]
+        p_sent += [(s[0].start + off, s[-1].end + off) for s in tokenizer.tokenize(text)]
+        off += len(text) + 1
+    return {"token_f1": span_f1(gold, pred)["f1"], "sentence_f1": span_f1(g_sent, p_sent)["f1"]}
+
+
+def evaluate_tagger(tagger: Tagger, lemmatizer: Lemmatizer | None,
+                    sentences: Sequence[Sentence]) -> dict[str, float]:
+    """UPOS/XPOS accuracy with gold tokens; lemma accuracy on predicted tags."""
+    forms = [[w.form for w in s.words] for s in sentences]
+    tags = [tagger.tag(f) for f in forms]
+    out = {"upos": accuracy([[w.upos for w in s.words] for s in sentences], [t[0] for t in tags]),
+           "xpos": accuracy([[w.xpos for w in s.words] for s in sentences], [t[1] for t in tags])}
+    if lemmatizer is not None:
+        lemmas = [lemmatizer.lemmatize(f, u, x) for f, (u, x) in zip(forms, tags)]
+        out["lemma"] = accuracy([[w.lemma for w in s.words] for s in sentences], lemmas)
+    return out
+
+
+def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epochs: int = 8,
+                   seed: int = 0, stack_folds: int = 0) -> dict:
+    """Train all three models on train_path, write them under out_dir, return metrics."""
+    train = read_conllu(train_path)
+    dev = read_conllu(dev_path) if dev_path else []
+    logger.info("training front-end on %d sentences (%s)", len(train), train_path)
+    metrics: dict = {"train": train_path, "dev": dev_path, "epochs": epochs, "seed": seed,
+                     "stack_folds": stack_folds}
+    t0 = time.perf_counter()
+    tokenizer = train_tokenizer(train, seed=seed)
+    tokenizer.save(os.path.join(out_dir, "tokenizer"))
+    t1 = time.perf_counter()
+    tuples = tag_tuples(train)
+    tagger = Tagger.train(tuples, epochs=epochs, seed=seed, stack_folds=stack_folds)
+    tagger.save(os.path.join(out_dir, "tagger"))
+    t2 = time.perf_counter()
+    lemmatizer = Lemmatizer.train(tuples)
+    lemmatizer.save(os.path.join(out_dir, "lemmatizer"))
+    metrics["seconds"] = {"tokenizer": round(t1 - t0, 1), "tagger": round(t2 - t1, 1),
+                          "lemmatizer": round(time.perf_counter() - t2, 1)}
+    if dev:
+        metrics["dev_metrics"] = {**evaluate_tokenizer(tokenizer, dev),
+                                  **evaluate_tagger(tagger, lemmatizer, dev)}
+        logger.info("dev: %s", metrics["dev_metrics"])
+    with open(os.path.join(out_dir, "metrics.json"), "w", encoding="utf-8") as f:
+        json.dump(metrics, f, indent=1)
+    return metrics
