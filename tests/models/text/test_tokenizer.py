@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import pytest
+
+from models.text.lexicon import Lexicon, learn_lexicon
+from models.text.tokenizer import Token, Tokenizer
+
+LEX = Lexicon(abbreviations={"dr.", "mr.", "etc."}, mwt={"gonna": [3, 2], "cannot": [3, 3]},
+              joined={"e-mail"}, hyphen_prefixes={"co"})
+
+
+def forms(text: str, tok: Tokenizer | None = None) -> list[str]:
+    tok = tok or Tokenizer(LEX)
+    out = tok.tokenize_sentence(text)
+    assert all(text[t.start:t.end] == t.form for t in out)
+    return [t.form for t in out]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I don't know", ["I", "do", "n't", "know"]),
+    ("we can't and won't", ["we", "ca", "n't", "and", "wo", "n't"]),
+    ("I'm sure you're right, they've said we'll see", [
+        "I", "'m", "sure", "you", "'re", "right", ",", "they", "'ve", "said", "we", "'ll", "see"]),
+    ("He'd go to John's house", ["He", "'d", "go", "to", "John", "'s", "house"]),
+    ("it’s fine", ["it", "’s", "fine"]),
+    ("I'm gonna win", ["I", "'m", "gon", "na", "win"]),
+    ("I cannot", ["I", "can", "not"]),
+])
+def test_clitics_split_as_in_ewt(text, expected):
+    assert forms(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("see http://www.example.com/a?b=1.", ["see", "http://www.example.com/a?b=1", "."]),
+    ("(www.enron.com)", ["(", "www.enron.com", ")"]),
+    ("mail john.doe@example.co.uk, now", ["mail", "john.doe@example.co.uk", ",", "now"]),
+    ("It costs $1,000.50 today.", ["It", "costs", "$", "1,000.50", "today", "."]),
+    ("at 5:30 on 11/28/2000 call 713-853-3989", [
+        "at", "5:30", "on", "11/28/2000", "call", "713-853-3989"]),
+    ("Dr. Smith of the U.S. met Mr. Jones, e.g. here.", [
+        "Dr.", "Smith", "of", "the", "U.S.", "met", "Mr.", "Jones", ",", "e.g.", "here", "."]),
+    ("Send an e-mail to co-workers and non-experts.", [
+        "Send", "an", "e-mail", "to", "co-workers", "and", "non", "-", "experts", "."]),
+    ("Wait... what?! \"Yes\" (really)", [
+        "Wait", "...", "what", "?!", "\"", "Yes", "\"", "(", "really", ")"]),
+    ("W. Bush", ["W.", "Bush"]),
+])
+def test_urls_emails_numbers_abbreviations_kept_whole(text, expected):
+    assert forms(text) == expected
+
+
+def test_offsets_map_back_to_the_text():
+    text = "  Hello,\tworld!  I don't   know... e-mail: a@b.com\n"
+    toks = Tokenizer(LEX).tokenize_sentence(text)
+    assert toks[0] == Token("Hello", 2, 7)
+    assert all(text[t.start:t.end] == t.form for t in toks)
+    assert [t.start for t in toks] == sorted(t.start for t in toks)
+
+
+def test_empty_and_whitespace_text():
+    assert Tokenizer(LEX).tokenize_sentence("") == []
+    assert Tokenizer(LEX).tokenize("  \n ") == []
+
+
+def test_lexicon_learned_from_treebank(tiny):
+    lex = learn_lexicon(tiny)
+    assert "dec." in lex.abbreviations
+    assert lex.mwt.get("don't") == [2, 3]
+
+
+def test_save_load_round_trip(tmp_path, tiny):
+    lex = learn_lexicon(tiny)
+    tok = Tokenizer(lex)
+    tok.save(str(tmp_path))
+    again = Tokenizer.load(str(tmp_path))
+    text = "Dr. Brown doesn't e-mail http://x.org today."
+    assert again.tokenize_sentence(text) == tok.tokenize_sentence(text)
+    assert again.lexicon.to_json() == lex.to_json()
+
+
+def test_shipped_tokenizer_conventions(shipped_dir):
+    tok = Tokenizer.load(f"{shipped_dir}/tokenizer")
+    assert forms("Dr. Smith can't come, he's gonna call the U.S. office.", tok) == [
+        "Dr.", "Smith", "ca", "n't", "come", ",", "he", "'s", "gon", "na", "call", "the",
+        "U.S.", "office", "."]
