@@ -29,11 +29,41 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_train(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train a graph parser from CoNLL-U")
+    p.add_argument("--data", required=True, help="training CoNLL-U")
+    p.add_argument("--dev", help="development CoNLL-U (pruner calibration, per-epoch UAS)")
+    p.add_argument("--out", required=True, help="model directory to write")
+    p.add_argument("--order", type=int, choices=(1, 2, 3), default=3)
+    p.add_argument("--epochs", type=int, default=None, help="epochs of the main model")
+    p.add_argument("--pruner-epochs", type=int, default=None)
+    p.add_argument("--label-epochs", type=int, default=None)
+    p.add_argument("--log2-size", type=int, default=None, help="log2 of the hashed weight vector")
+    p.add_argument("--train-restarts", type=int, default=None)
+    p.add_argument("--train-converge", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None)
+    p.set_defaults(func=_run_train)
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    from models.graph.train import TrainConfig, train
+
+    cfg = TrainConfig(order=args.order)
+    for name in ("epochs", "pruner_epochs", "label_epochs", "log2_size", "train_restarts",
+                 "train_converge", "seed"):
+        value = getattr(args, name)
+        if value is not None:
+            setattr(cfg, name, value)
+    train(args.data, args.out, args.dev, cfg, command="deptree " + " ".join(sys.argv[1:]))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="deptree", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_evaluate(sub)
+    _add_train(sub)
     return parser
 
 

@@ -1,0 +1,113 @@
+"""Decoders over a scored sentence, registered by name.
+
+Each decoder takes the arc space of a sentence (allowed arcs, arc scores S)
+and the model's higher-order scorer, plus a validated budget, and returns a
+`Decoded`. The service lists `DECODERS`; a new decoder registers here.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import DeptreeError
+from .decode_greedy import greedy_search
+from .decode_mst import decode_mst
+from .rng import new_state
+from .scoring import new_memo, tree_score
+from .search_space import build_search_space
+
+
+@dataclass
+class Decoded:
+    heads: np.ndarray
+    score: float
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """Everything a decoder needs to score trees of one sentence."""
+
+    order: int
+    S: np.ndarray          # float64 (n+1, n+1) arc scores, -inf for pruned arcs
+    allowed: np.ndarray    # bool (n+1, n+1)
+    attrs: np.ndarray
+    upos_prefix: np.ndarray
+    weights: np.ndarray
+    mask: int
+
+    def score(self, heads: np.ndarray) -> float:
+        mk, mv, mf = new_memo(self.S.shape[0] - 1)
+        return float(tree_score(heads, self.order, self.S, self.attrs, self.upos_prefix,
+                                self.weights, np.uint64(self.mask), mk, mv, mf))
+
+
+class BudgetError(DeptreeError):
+    """A decoder budget value outside its range."""
+
+
+def _int(budget: dict, name: str, default: int, lo: int, hi: int) -> int:
+    v = budget.get(name, default)
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
+        raise BudgetError(f"{name} must be an integer in [{lo}, {hi}], got {v!r}")
+    return int(v)
+
+
+def _deadline(budget: dict) -> float | None:
+    ms = budget.get("deadline_ms")
+    if ms is None:
+        return None
+    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
+        raise BudgetError(f"deadline_ms must be a positive number, got {ms!r}")
+    return time.monotonic() + ms / 1000.0
+
+
+GREEDY_DEFAULTS = {"restarts": 100, "converge": 20, "init": "first_order", "seed": 0}
+GREEDY_LIMITS = {"restarts": (1, 10000), "converge": (1, 10000), "seed": (0, 2**63 - 1)}
+
+
+def decode_greedy(sc: Scorer, budget: dict) -> Decoded:
+    """Randomized greedy hill-climbing (Zhang et al. 2014, Figure 1)."""
+    restarts = _int(budget, "restarts", GREEDY_DEFAULTS["restarts"], *GREEDY_LIMITS["restarts"])
+    converge = _int(budget, "converge", GREEDY_DEFAULTS["converge"], *GREEDY_LIMITS["converge"])
+    seed = _int(budget, "seed", GREEDY_DEFAULTS["seed"], *GREEDY_LIMITS["seed"])
+    init = budget.get("init", GREEDY_DEFAULTS["init"])
+    if init not in ("uniform", "first_order"):
+        raise BudgetError(f"init must be 'uniform' or 'first_order', got {init!r}")
+    deadline = _deadline(budget)
+    t0 = time.perf_counter()
+    space = build_search_space(sc.allowed, sc.S, init)
+    res = greedy_search(space.cand, space.ncand, space.cdf, space.root_cdf, space.root_ok,
+                        sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights, sc.mask,
+                        new_memo(sc.S.shape[0] - 1), seed_state=new_state(seed),
+                        restarts=restarts, converge=converge, deadline=deadline)
+    stats = {
+        "restarts_used": res.restarts, "best_restart": res.best_restart,
+        "distinct_optima": res.distinct_optima, "deadline_hit": res.deadline_hit,
+        "seconds": time.perf_counter() - t0,
+    }
+    out = Decoded(res.heads, res.score, stats)
+    out.optima = (res.optima, res.optima_scores, res.optima_counts)  # type: ignore[attr-defined]
+    return out
+
+
+def decode_mst_exact(sc: Scorer, budget: dict) -> Decoded:
+    """Exact first-order MST (Chu-Liu-Edmonds); scored with the full model."""
+    t0 = time.perf_counter()
+    heads = decode_mst(sc.S)
+    score = sc.score(heads) if sc.order > 1 else float(sum(sc.S[heads[1:], np.arange(1, len(heads))]))
+    return Decoded(heads, score, {"seconds": time.perf_counter() - t0, "deadline_hit": False})
+
+
+DECODERS: dict[str, Callable[[Scorer, dict], Decoded]] = {
+    "greedy": decode_greedy,
+    "mst": decode_mst_exact,
+}
+
+BUDGET_FIELDS: dict[str, tuple[str, ...]] = {
+    "greedy": ("restarts", "converge", "init", "seed", "deadline_ms"),
+    "mst": ("deadline_ms",),
+}

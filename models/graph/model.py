@@ -1,0 +1,155 @@
+"""The graph-based parser model: weights, metadata, load/save and parse.
+
+A model directory holds `model.json` (format version, feature set, order,
+label set, pruning settings, training command and data hash) and
+`weights.npz` (sparse float16 weight vectors of the main model, the first-order
+pruner and the labeler). Nothing is pickled.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import ModelError
+from .decoders import DECODERS, BudgetError, Decoded, Scorer
+from .encode import EncodedSentence, encode
+from .features import FEATURE_SET
+from .labeler import predict_labels
+from .prune import all_arcs, prune
+from .scoring import arc_scores
+from .weights_io import from_sparse, to_sparse
+
+FORMAT_VERSION = 1
+
+
+@dataclass
+class ParsedSentence:
+    heads: list[int]          # heads[i] for words 1..n (list index 0 = word 1)
+    deprels: list[str]
+    score: float
+    stats: dict[str, Any]
+
+
+@dataclass
+class GraphModel:
+    order: int
+    weights: np.ndarray                 # float32, power-of-two size
+    labels: list[str]
+    label_weights: np.ndarray
+    pruner: np.ndarray | None = None    # first-order weights used for pruning
+    prune_threshold: float = 0.005
+    prune_max_heads: int = 20
+    prune_temperature: float = 1.0      # pruner scores are divided by it before softmax
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mask(self) -> int:
+        return self.weights.shape[0] - 1
+
+    @property
+    def version(self) -> str:
+        return str(self.meta.get("version", "dev"))
+
+    # ---- scoring -------------------------------------------------------------
+    def allowed_arcs(self, enc: EncodedSentence) -> np.ndarray:
+        """Arcs kept by first-order pruning (all arcs for a first-order model)."""
+        if self.pruner is None:
+            return all_arcs(enc.n)
+        S1 = arc_scores(enc.attrs, enc.upos_prefix, self.pruner,
+                        np.uint64(self.pruner.shape[0] - 1), all_arcs(enc.n))
+        return prune(S1 / self.prune_temperature, self.prune_threshold, self.prune_max_heads)
+
+    def scorer(self, enc: EncodedSentence, allowed: np.ndarray | None = None) -> Scorer:
+        if allowed is None:
+            allowed = self.allowed_arcs(enc)
+        S = arc_scores(enc.attrs, enc.upos_prefix, self.weights, np.uint64(self.mask), allowed)
+        return Scorer(self.order, S, allowed, enc.attrs, enc.upos_prefix, self.weights,
+                      self.mask)
+
+    def label(self, enc: EncodedSentence, heads: np.ndarray) -> list[str]:
+        ids = predict_labels(enc.attrs, heads, self.label_weights,
+                             np.uint64(self.label_weights.shape[0] - 1), len(self.labels),
+                             self.labels.index("root"))
+        return [self.labels[i] for i in ids[1:]]
+
+    # ---- parsing -------------------------------------------------------------
+    def decode(self, enc: EncodedSentence, decoder: str = "greedy",
+               budget: dict | None = None) -> Decoded:
+        if decoder not in DECODERS:
+            raise BudgetError(f"unknown decoder {decoder!r}; known: {sorted(DECODERS)}")
+        if enc.n == 0:
+            raise BudgetError("a sentence needs at least one word")
+        return DECODERS[decoder](self.scorer(enc), dict(budget or {}))
+
+    def parse(self, forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str],
+              lemmas: Sequence[str] | None = None, decoder: str = "greedy",
+              budget: dict | None = None) -> ParsedSentence:
+        """Heads and relations of one tagged sentence."""
+        t0 = time.perf_counter()
+        enc = encode(forms, lemmas, upos, xpos)
+        dec = self.decode(enc, decoder, budget)
+        deprels = self.label(enc, dec.heads)
+        stats = dict(dec.stats)
+        stats["seconds"] = time.perf_counter() - t0
+        stats["seconds_per_token"] = stats["seconds"] / max(1, enc.n)
+        return ParsedSentence([int(h) for h in dec.heads[1:]], deprels, dec.score, stats)
+
+    # ---- files ---------------------------------------------------------------
+    def save(self, directory: str | Path, extra_meta: dict | None = None) -> None:
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        arrays: dict[str, np.ndarray] = {}
+        for name, w in (("main", self.weights), ("labeler", self.label_weights),
+                        ("pruner", self.pruner)):
+            if w is None:
+                continue
+            idx, vals = to_sparse(w)
+            arrays[f"{name}_idx"] = idx
+            arrays[f"{name}_val"] = vals
+            arrays[f"{name}_size"] = np.array([w.shape[0]], dtype=np.int64)
+        np.savez_compressed(d / "weights.npz", **arrays)
+        digest = hashlib.sha256((d / "weights.npz").read_bytes()).hexdigest()[:12]
+        meta = dict(self.meta)
+        meta.update(extra_meta or {})
+        meta.update({
+            "format_version": FORMAT_VERSION, "kind": "graph", "feature_set": FEATURE_SET,
+            "order": self.order, "labels": self.labels, "prune_threshold": self.prune_threshold,
+            "prune_max_heads": self.prune_max_heads,
+            "prune_temperature": self.prune_temperature, "has_pruner": self.pruner is not None,
+            "version": digest,
+        })
+        (d / "model.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        self.meta = meta
+
+    @classmethod
+    def load(cls, directory: str | Path) -> "GraphModel":
+        d = Path(directory)
+        try:
+            meta = json.loads((d / "model.json").read_text())
+            data = np.load(d / "weights.npz")
+        except FileNotFoundError as exc:
+            raise ModelError(f"no graph model in {d}: {exc.filename} is missing") from exc
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"cannot read the graph model in {d}: {exc}") from exc
+        if meta.get("format_version") != FORMAT_VERSION or meta.get("feature_set") != FEATURE_SET:
+            raise ModelError(
+                f"model in {d} has format {meta.get('format_version')}/{meta.get('feature_set')},"
+                f" this code reads {FORMAT_VERSION}/{FEATURE_SET}")
+
+        def vec(name: str) -> np.ndarray | None:
+            if f"{name}_idx" not in data:
+                return None
+            return from_sparse(int(data[f"{name}_size"][0]), data[f"{name}_idx"],
+                               data[f"{name}_val"])
+
+        return cls(order=int(meta["order"]), weights=vec("main"), labels=list(meta["labels"]),
+                   label_weights=vec("labeler"), pruner=vec("pruner"),
+                   prune_threshold=float(meta["prune_threshold"]),
+                   prune_max_heads=int(meta["prune_max_heads"]),
+                   prune_temperature=float(meta.get("prune_temperature", 1.0)), meta=meta)

@@ -1,0 +1,206 @@
+"""Scoring kernels: arc score matrices, memoised part scores, tree scores.
+
+A tree's score is the sum over heads h of `head_score(h)` (the arcs, sibling,
+grandparent, grand-sibling and tri-sibling parts of h's children) plus the
+head-bigram parts. Changing one word's head touches only a few heads' terms,
+which is what makes hill-climbing cheap (Zhang et al. 2014, Section 3). Part
+scores are memoised per sentence in an open-addressing table because restarts
+revisit the same parts over and over.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .features import (
+    MAX_FEATURES,
+    PART_ARC,
+    PART_BIGRAM,
+    PART_GRAND,
+    PART_GSIB,
+    PART_SIB_L,
+    PART_SIB_R,
+    PART_TRISIB,
+    arc_features,
+    part_features,
+)
+
+NO_HEAD = -2          # heads[m] while m is detached during a move
+EMPTY = np.int64(-1)  # free slot of the memo table
+_KEY_MUL = np.uint64(0x9E3779B97F4A7C15)
+
+
+def memo_capacity(n: int) -> int:
+    """Memo slots for a sentence of n words: grows with n^2, capped at 2^20."""
+    want = max(1024, 48 * (n + 1) * (n + 1))
+    cap = 1 << (want - 1).bit_length()
+    return min(cap, 1 << 20)
+
+
+def new_memo(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    cap = memo_capacity(n)
+    return np.full(cap, -1, dtype=np.int64), np.zeros(cap, dtype=np.float64), np.zeros(1, np.int64)
+
+
+@njit(cache=True)
+def arc_scores(attrs, upos_prefix, weights, mask, allowed):
+    """Arc score matrix S[h, m] (float64, (n+1, n+1)); -inf where not allowed[h, m]."""
+    n1 = attrs.shape[0]
+    out = np.full((n1, n1), -np.inf)
+    buf = np.empty(MAX_FEATURES, dtype=np.uint64)
+    for h in range(n1):
+        for m in range(1, n1):
+            if h == m or not allowed[h, m]:
+                continue
+            k = arc_features(attrs, upos_prefix, h, m, buf, 0)
+            s = 0.0
+            for j in range(k):
+                s += weights[buf[j] & mask]
+            out[h, m] = s
+    return out
+
+
+@njit(cache=True)
+def part_score(ptype, a, b, c, d, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+               memo_fill, buf):
+    """Score of one higher-order part, memoised (positions < 1024)."""
+    key = (np.int64(ptype) << 40) | (np.int64(a) << 30) | (np.int64(b) << 20) \
+        | (np.int64(c) << 10) | np.int64(d)
+    cap = memo_keys.shape[0]
+    if memo_fill[0] * 2 >= cap:
+        memo_keys[:] = EMPTY
+        memo_fill[0] = 0
+    i = np.int64((np.uint64(key) * _KEY_MUL) >> np.uint64(40)) & (cap - 1)
+    while True:
+        kk = memo_keys[i]
+        if kk == key:
+            return memo_vals[i]
+        if kk == EMPTY:
+            break
+        i = (i + 1) & (cap - 1)
+    k = part_features(attrs, upos_prefix, ptype, a, b, c, d, buf)
+    s = 0.0
+    for j in range(k):
+        s += weights[buf[j] & mask]
+    memo_keys[i] = key
+    memo_vals[i] = s
+    memo_fill[0] += 1
+    return s
+
+
+@njit(cache=True)
+def head_parts(h, heads, order, parts):
+    """Write the parts headed by h (its children's arcs and the higher-order
+    parts over them) as rows (type, a, b, c, d) of `parts`; return the count.
+
+    Siblings are chained outward from h on each side, with h itself as the
+    start/end marker (McDonald & Pereira 2006; Koo & Collins 2010).
+    """
+    n1 = heads.shape[0]
+    g = -1
+    if h > 0:
+        g = heads[h]
+    k = 0
+    for side in range(2):
+        prev2 = h
+        prev = h
+        if side == 0:
+            c, step, sib = h - 1, -1, PART_SIB_L
+        else:
+            c, step, sib = h + 1, 1, PART_SIB_R
+        while 1 <= c < n1:
+            if heads[c] == h:
+                parts[k, 0] = PART_ARC; parts[k, 1] = h; parts[k, 2] = c; k += 1
+                if order >= 2:
+                    parts[k, 0] = sib; parts[k, 1] = h; parts[k, 2] = prev; parts[k, 3] = c
+                    parts[k, 4] = 0; k += 1
+                    if g >= 0:
+                        parts[k, 0] = PART_GRAND; parts[k, 1] = g; parts[k, 2] = h
+                        parts[k, 3] = c; parts[k, 4] = 0; k += 1
+                if order >= 3:
+                    parts[k, 0] = PART_TRISIB; parts[k, 1] = h; parts[k, 2] = prev2
+                    parts[k, 3] = prev; parts[k, 4] = c; k += 1
+                    if g >= 0:
+                        parts[k, 0] = PART_GSIB; parts[k, 1] = g; parts[k, 2] = h
+                        parts[k, 3] = prev; parts[k, 4] = c; k += 1
+                prev2 = prev
+                prev = c
+            c += step
+        if order >= 2:
+            parts[k, 0] = sib; parts[k, 1] = h; parts[k, 2] = prev; parts[k, 3] = h
+            parts[k, 4] = 0; k += 1
+    return k
+
+
+@njit(cache=True)
+def head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+               memo_fill, parts, buf):
+    """Sum of the scores of the parts headed by h; arcs are read from S."""
+    k = head_parts(h, heads, order, parts)
+    total = 0.0
+    for i in range(k):
+        t = parts[i, 0]
+        if t == PART_ARC:
+            total += S[parts[i, 1], parts[i, 2]]
+        else:
+            total += part_score(t, parts[i, 1], parts[i, 2], parts[i, 3], parts[i, 4], attrs,
+                                upos_prefix, weights, mask, memo_keys, memo_vals, memo_fill, buf)
+    return total
+
+
+@njit(cache=True)
+def bigram_score(m, heads, order, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+                 memo_fill, buf):
+    """Head-bigram part of words m-1 and m (third order only; 0 outside 2..n)."""
+    if order < 3 or m < 2 or m >= heads.shape[0]:
+        return 0.0
+    return part_score(PART_BIGRAM, m, heads[m - 1], heads[m], 0, attrs, upos_prefix, weights,
+                      mask, memo_keys, memo_vals, memo_fill, buf)
+
+
+@njit(cache=True)
+def tree_score(heads, order, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+               memo_fill):
+    """Total score of the tree `heads` (heads[0] ignored)."""
+    n1 = heads.shape[0]
+    parts = np.empty((5 * n1 + 4, 5), dtype=np.int64)
+    buf = np.empty(MAX_FEATURES, dtype=np.uint64)
+    total = 0.0
+    for h in range(n1):
+        total += head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, memo_keys,
+                            memo_vals, memo_fill, parts, buf)
+    for m in range(2, n1):
+        total += bigram_score(m, heads, order, attrs, upos_prefix, weights, mask, memo_keys,
+                              memo_vals, memo_fill, buf)
+    return total
+
+
+@njit(cache=True)
+def tree_features(heads, order, attrs, upos_prefix, mask):
+    """Masked feature indices of every part of the tree (with repeats)."""
+    n1 = heads.shape[0]
+    parts = np.empty((5 * n1 + 4, 5), dtype=np.int64)
+    buf = np.empty(MAX_FEATURES, dtype=np.uint64)
+    out = np.empty(n1 * (5 * MAX_FEATURES) + 64, dtype=np.int64)
+    k = 0
+    for h in range(n1):
+        np_ = head_parts(h, heads, order, parts)
+        for i in range(np_):
+            if k + MAX_FEATURES > out.shape[0]:
+                grown = np.empty(out.shape[0] * 2, dtype=np.int64)
+                grown[:k] = out[:k]
+                out = grown
+            nf = part_features(attrs, upos_prefix, parts[i, 0], parts[i, 1], parts[i, 2],
+                               parts[i, 3], parts[i, 4], buf)
+            for j in range(nf):
+                out[k] = np.int64(buf[j] & mask); k += 1
+    if order >= 3:
+        for m in range(2, n1):
+            if k + MAX_FEATURES > out.shape[0]:
+                grown = np.empty(out.shape[0] * 2, dtype=np.int64)
+                grown[:k] = out[:k]
+                out = grown
+            nf = part_features(attrs, upos_prefix, PART_BIGRAM, m, heads[m - 1], heads[m], 0, buf)
+            for j in range(nf):
+                out[k] = np.int64(buf[j] & mask); k += 1
+    return out[:k]

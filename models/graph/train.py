@@ -1,0 +1,283 @@
+"""Training of the graph parser: PA/MIRA with cost-augmented decoding.
+
+Zhang et al. (2014, Section 4): online passive-aggressive updates with
+parameter averaging, decoding each training sentence with a Hamming-cost
+augmented score (exact MST for a first-order model, randomized greedy
+hill-climbing otherwise). A higher-order model first trains a first-order
+model that prunes its head candidates; the gold head is always kept during
+training. A second stage trains the labeler. Each epoch ends in a checkpoint
+so an interrupted run resumes where it stopped.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+from tqdm import tqdm
+
+from ..conllu import Sentence, read_conllu, validate_tree
+from .decode_greedy import greedy_search
+from .decode_mst import decode_mst
+from .encode import EncodedSentence, encode
+from .labeler import perceptron_sentence
+from .model import GraphModel
+from .online import averaged, feature_difference, pa_update
+from .prune import all_arcs, fit_temperature, prune, pruning_recall
+from .rng import new_state
+from .scoring import arc_scores, new_memo, tree_features, tree_score
+from .search_space import build_search_space
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainConfig:
+    order: int = 3
+    epochs: int = 6
+    pruner_epochs: int = 6
+    label_epochs: int = 6
+    C: float = 1.0
+    log2_size: int = 23
+    pruner_log2_size: int = 22
+    label_log2_size: int = 22
+    train_restarts: int = 12
+    train_converge: int = 3
+    prune_threshold: float = 0.005
+    prune_max_heads: int = 20
+    seed: int = 0
+    dev_restarts: int = 20
+    dev_converge: int = 5
+
+
+@dataclass
+class Example:
+    enc: EncodedSentence
+    heads: np.ndarray     # int64 (n+1), heads[0] = -1
+    labels: np.ndarray    # int64 (n+1) label ids
+
+
+def read_examples(path: str | Path, labels: dict[str, int] | None = None,
+                  grow_labels: bool = True) -> tuple[list[Example], dict[str, int]]:
+    """Encode the gold trees of a CoNLL-U file (invalid trees raise TreeError)."""
+    labels = dict(labels or {"root": 0})
+    out = []
+    for sent in read_conllu(path):
+        validate_tree(sent)
+        out.append(example_of(sent, labels, grow_labels))
+    return out, labels
+
+
+def example_of(sent: Sentence, labels: dict[str, int], grow: bool) -> Example:
+    w = sent.words
+    enc = encode([x.form for x in w], [x.lemma for x in w], [x.upos for x in w],
+                 [x.xpos for x in w])
+    lab = np.zeros(len(w) + 1, dtype=np.int64)
+    for i, x in enumerate(w, 1):
+        if x.deprel not in labels and grow:
+            labels[x.deprel] = len(labels)
+        lab[i] = labels.get(x.deprel, 0)
+    return Example(enc, sent.heads().astype(np.int64), lab)
+
+
+def _cost_augmented(S: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """S plus a Hamming cost of 1 on every arc that is not gold."""
+    aug = S + 1.0
+    aug[gold[1:], np.arange(1, gold.shape[0])] -= 1.0
+    return aug
+
+
+class _Checkpoint:
+    def __init__(self, directory: Path, stage: str):
+        self.path = directory / f"checkpoint-{stage}.npz"
+
+    def load(self):
+        if not self.path.exists():
+            return None
+        d = np.load(self.path)
+        logger.info("resuming %s after epoch %d", self.path.name, int(d["epoch"]))
+        return d["w"], d["u"], float(d["step"]), int(d["epoch"])
+
+    def save(self, w, u, step, epoch):
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, w=w, u=u, step=step, epoch=epoch)
+        tmp.replace(self.path)
+
+
+def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int,
+                allowed_of: Callable[[int], np.ndarray] | None, ckpt: _Checkpoint,
+                dev_eval: Callable[[np.ndarray], float] | None, epochs: int) -> np.ndarray:
+    """Generic PA loop; returns averaged weights."""
+    size = 1 << log2
+    mask = np.uint64(size - 1)
+    state = ckpt.load()
+    if state is None:
+        w = np.zeros(size, dtype=np.float32)
+        u = np.zeros(size, dtype=np.float64)
+        step, start = 1.0, 0
+    else:
+        w, u, step, start = state
+        start += 1
+    rng = np.random.default_rng(cfg.seed)
+    perms = [rng.permutation(len(examples)) for _ in range(epochs)]
+    for epoch in range(start, epochs):
+        t0 = time.time()
+        correct = total = 0
+        bar = tqdm(perms[epoch], desc=f"order-{order} epoch {epoch + 1}/{epochs}",
+                   unit="sent", mininterval=5.0, leave=False)
+        for k, i in enumerate(bar):
+            ex = examples[i]
+            gold = ex.heads
+            allowed = allowed_of(i) if allowed_of else all_arcs(ex.enc.n)
+            S = arc_scores(ex.enc.attrs, ex.enc.upos_prefix, w, mask, allowed)
+            aug = _cost_augmented(S, gold)
+            memo = new_memo(ex.enc.n)
+            if order == 1:
+                pred = decode_mst(aug)
+            else:
+                space = build_search_space(allowed, aug, "first_order")
+                res = greedy_search(space.cand, space.ncand, space.cdf, space.root_cdf,
+                                    space.root_ok, order, aug, ex.enc.attrs, ex.enc.upos_prefix,
+                                    w, int(mask), memo, seed_state=new_state(cfg.seed + k),
+                                    restarts=cfg.train_restarts, converge=cfg.train_converge)
+                pred = res.heads
+            ham = int((pred[1:] != gold[1:]).sum())
+            correct += gold.shape[0] - 1 - ham
+            total += gold.shape[0] - 1
+            if ham:
+                s_pred = tree_score(pred, order, S, ex.enc.attrs, ex.enc.upos_prefix, w, mask,
+                                    *memo)
+                s_gold = tree_score(gold, order, S, ex.enc.attrs, ex.enc.upos_prefix, w, mask,
+                                    *memo)
+                loss = s_pred - s_gold + ham
+                idx, val = feature_difference(
+                    tree_features(gold, order, ex.enc.attrs, ex.enc.upos_prefix, mask),
+                    tree_features(pred, order, ex.enc.attrs, ex.enc.upos_prefix, mask))
+                pa_update(w, u, step, idx, val, loss, cfg.C)
+            step += 1.0
+            if k % 500 == 0:
+                bar.set_postfix(train_uas=f"{100.0 * correct / max(1, total):.2f}")
+        bar.close()
+        ckpt.save(w, u, step, epoch)
+        msg = (f"order-{order} epoch {epoch + 1}/{epochs}: {time.time() - t0:.0f}s, "
+               f"{len(examples) / (time.time() - t0):.0f} sent/s, "
+               f"train UAS {100.0 * correct / max(1, total):.2f}")
+        if dev_eval is not None:
+            msg += f", dev UAS {dev_eval(averaged(w, u, step)):.2f}"
+        logger.info(msg)
+    return averaged(w, u, step)
+
+
+def _train_labeler(examples: list[Example], n_labels: int, cfg: TrainConfig,
+                   ckpt: _Checkpoint) -> np.ndarray:
+    size = 1 << cfg.label_log2_size
+    mask = np.uint64(size - 1)
+    state = ckpt.load()
+    if state is None:
+        w = np.zeros(size, dtype=np.float32)
+        u = np.zeros(size, dtype=np.float64)
+        step, start = 1.0, 0
+    else:
+        w, u, step, start = state
+        start += 1
+    rng = np.random.default_rng(cfg.seed + 1)
+    perms = [rng.permutation(len(examples)) for _ in range(cfg.label_epochs)]
+    for epoch in range(start, cfg.label_epochs):
+        t0 = time.time()
+        correct = total = 0
+        for i in perms[epoch]:
+            ex = examples[i]
+            correct += perceptron_sentence(ex.enc.attrs, ex.heads, ex.labels, w, u, step, mask,
+                                           n_labels, 0)
+            total += ex.heads.shape[0] - 1
+            step += 1.0
+        ckpt.save(w, u, step, epoch)
+        logger.info("labeler epoch %d/%d: %.0fs, train label accuracy %.2f", epoch + 1,
+                    cfg.label_epochs, time.time() - t0, 100.0 * correct / max(1, total))
+    return averaged(w, u, step)
+
+
+def _dev_uas(model: GraphModel, dev: list[Example], decoder: str, budget: dict) -> float:
+    correct = total = 0
+    for ex in dev:
+        heads = model.decode(ex.enc, decoder, budget).heads
+        correct += int((heads[1:] == ex.heads[1:]).sum())
+        total += ex.heads.shape[0] - 1
+    return 100.0 * correct / max(1, total)
+
+
+def _file_hash(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | None = None,
+          cfg: TrainConfig | None = None, command: str = "") -> GraphModel:
+    """Train a graph model from a CoNLL-U file and save it to out_dir."""
+    cfg = cfg or TrainConfig()
+    out = Path(out_dir)
+    ckdir = out / "checkpoints"
+    ckdir.mkdir(parents=True, exist_ok=True)
+    t_start = time.time()
+    examples, label_ids = read_examples(train_path)
+    dev = read_examples(dev_path, label_ids, grow_labels=False)[0] if dev_path else []
+    labels = [lab for lab, _ in sorted(label_ids.items(), key=lambda kv: kv[1])]
+    logger.info("%d training sentences, %d labels", len(examples), len(labels))
+    empty_labels = np.zeros(1 << 4, dtype=np.float32)
+
+    def first_order_dev(w: np.ndarray) -> float:
+        m = GraphModel(1, w, labels, empty_labels)
+        return _dev_uas(m, dev, "mst", {})
+
+    pruner = _train_arcs(examples, cfg, 1, cfg.pruner_log2_size if cfg.order > 1 else cfg.log2_size,
+                         None, _Checkpoint(ckdir, "order1"), first_order_dev if dev else None,
+                         cfg.pruner_epochs if cfg.order > 1 else cfg.epochs)
+    temperature = 1.0
+    if cfg.order == 1:
+        weights, pruner = pruner, None
+    else:
+        pmask = np.uint64(pruner.shape[0] - 1)
+        columns = []
+        for ex in (dev or examples[:2000]):
+            S1 = arc_scores(ex.enc.attrs, ex.enc.upos_prefix, pruner, pmask, all_arcs(ex.enc.n))
+            columns.extend((S1[:, m], int(ex.heads[m])) for m in range(1, ex.enc.n + 1))
+        temperature = fit_temperature(columns)
+        logger.info("pruner temperature %.3f (fitted on %s)", temperature,
+                    "dev" if dev else "train")
+        allowed = []
+        kept = tot = 0
+        for ex in examples:
+            S1 = arc_scores(ex.enc.attrs, ex.enc.upos_prefix, pruner, pmask, all_arcs(ex.enc.n))
+            a = prune(S1 / temperature, cfg.prune_threshold, cfg.prune_max_heads)
+            k, t = pruning_recall(a, ex.heads)
+            kept += k
+            tot += t
+            a[ex.heads[1:], np.arange(1, ex.heads.shape[0])] = True
+            allowed.append(a)
+        logger.info("pruning recall on train %.2f%%, %.2f heads/word", 100.0 * kept / tot,
+                    sum(int(a[:, 1:].sum()) for a in allowed) / tot)
+
+        def higher_dev(w: np.ndarray) -> float:
+            m = GraphModel(cfg.order, w, labels, empty_labels, pruner=pruner,
+                           prune_threshold=cfg.prune_threshold,
+                           prune_max_heads=cfg.prune_max_heads, prune_temperature=temperature)
+            return _dev_uas(m, dev, "greedy",
+                            {"restarts": cfg.dev_restarts, "converge": cfg.dev_converge})
+
+        weights = _train_arcs(examples, cfg, cfg.order, cfg.log2_size, allowed.__getitem__,
+                              _Checkpoint(ckdir, f"order{cfg.order}"),
+                              higher_dev if dev else None, cfg.epochs)
+    label_weights = _train_labeler(examples, len(labels), cfg, _Checkpoint(ckdir, "labeler"))
+    model = GraphModel(cfg.order, weights, labels, label_weights, pruner=pruner,
+                       prune_threshold=cfg.prune_threshold, prune_max_heads=cfg.prune_max_heads,
+                       prune_temperature=temperature if cfg.order > 1 else 1.0)
+    model.save(out, {
+        "train_config": asdict(cfg), "train_data": str(train_path),
+        "train_data_sha256": _file_hash(train_path), "train_command": command,
+        "train_seconds": round(time.time() - t_start, 1),
+    })
+    logger.info("saved %s (%.0fs)", out, time.time() - t_start)
+    return model

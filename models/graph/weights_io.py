@@ -1,0 +1,20 @@
+"""Compact storage of hashed weight vectors: sparse indices + float16 values.
+
+Weights with |w| below a small threshold are dropped (they hardly move a
+score) and the rest are stored as float16 in a compressed npz, so a model of
+millions of hashed features stays a few MB.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def to_sparse(w: np.ndarray, min_abs: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
+    idx = np.flatnonzero(np.abs(w) >= min_abs).astype(np.uint32)
+    return idx, w[idx].astype(np.float16)
+
+
+def from_sparse(size: int, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    w = np.zeros(size, dtype=np.float32)
+    w[idx.astype(np.int64)] = vals.astype(np.float32)
+    return w
