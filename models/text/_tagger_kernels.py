@@ -132,3 +132,19 @@ def train_epoch(tf_all, tf_start, rows_all, row_start, gold_all, order, W, U, st
             step += 1
             p2, p1 = p1, pred  # history of predicted tags, as at test time
     return step, errors
+
+
+@njit(cache=True)
+def decode_scores(tf, rows, W, mask):
+    """Greedy left-to-right decoding; float32 [n, n_classes] scores at each step."""
+    n = rows.shape[0]
+    n_classes = W.shape[1]
+    out = np.empty((n, n_classes), np.float32)
+    trows = np.empty(N_TAG_FEATS, np.int64)
+    p1, p2 = n_classes, n_classes + 1
+    for i in range(n):
+        _tag_rows(tf, i, p1, p2, n_classes, mask, trows)
+        _scores(W, rows[i], rows.shape[1], trows, out[i])
+        best = np.argmax(out[i])
+        p2, p1 = p1, best
+    return out

@@ -109,7 +109,7 @@ class _TypeCache:
 
 
 def ambiguity_classes(sentences: Sequence[Sequence[Sequence[str]]], index: dict,
-                      min_count: int = 3, min_share: float = 0.05) -> dict[str, str]:
+                      min_count: int = 5, min_share: float = 0.05) -> dict[str, str]:
     """Lowercased words seen >= min_count times -> "+"-joined ids of their classes."""
     counts: dict[str, dict[int, int]] = {}
     for s in sentences:
@@ -128,8 +128,12 @@ def ambiguity_classes(sentences: Sequence[Sequence[Sequence[str]]], index: dict,
 class Tagger:
     def __init__(self, classes: list[tuple[str, str]], n_bits: int = 20,
                  weights: np.ndarray | None = None, meta: dict | None = None,
-                 ambiguity: dict[str, str] | None = None, first: "Tagger | None" = None):
+                 ambiguity: dict[str, str] | None = None, first: "Tagger | None" = None,
+                 backward: "Tagger | None" = None):
         self.classes = list(classes)
+        self.backward = backward  # right-to-left tagger; scores of both are added
+        if backward is not None and backward.classes != self.classes:
+            raise ValueError("forward and backward taggers have different classes")
         self.first = first  # level-1 tagger whose tags are features (stacking)
         self.ambiguity = ambiguity or {}
         self.n_bits = n_bits
@@ -154,9 +158,18 @@ class Tagger:
         col = np.array([zlib.crc32(f"pred={p}".encode("utf-8")) for p in pred], np.int64)
         return np.concatenate([tf, col[:, None]], axis=1)
 
+    def _scores(self, forms: Sequence[str]) -> np.ndarray:
+        """float32 [n, n_classes]: scores of the greedy left-to-right pass."""
+        tf = self._type_features(forms)
+        rows = K.static_rows(tf, self._static, self._pairs, self.mask)
+        return K.decode_scores(tf, rows, self.W, self.mask)
+
     def tag_classes(self, forms: Sequence[str]) -> np.ndarray:
         if not forms:
             return np.empty(0, np.int64)
+        if self.backward is not None:
+            both = self._scores(forms) + self.backward._scores(forms[::-1])[::-1]
+            return np.argmax(both, axis=1)
         tf = self._type_features(forms)
         rows = K.static_rows(tf, self._static, self._pairs, self.mask)
         return K.decode(tf, rows, self.W, self.mask)
@@ -169,14 +182,23 @@ class Tagger:
     # -- training --------------------------------------------------------------
     @classmethod
     def train(cls, sentences: Sequence[Sequence[Sequence[str]]], epochs: int = 8,
-              seed: int = 0, n_bits: int = 20, stack_folds: int = 0) -> "Tagger":
+              seed: int = 0, n_bits: int = 20, stack_folds: int = 0,
+              bidirectional: bool = False) -> "Tagger":
         """Train on sentences of (form, upos, xpos, ...) tuples.
 
+        bidirectional: also train a right-to-left tagger (on reversed sentences);
+        tags are then the argmax of the sum of both passes' scores.
         stack_folds > 1: two levels. A level-1 tagger is trained on all data and
         the level-2 one on features of level-1 tags of the whole sentence (left
         and right), which for training sentences come from `stack_folds`-fold
         jackknifing so that they carry test-like errors.
         """
+        if bidirectional:
+            forward = cls.train(sentences, epochs, seed, n_bits, stack_folds)
+            backward = cls.train([s[::-1] for s in sentences], epochs, seed, n_bits, stack_folds)
+            forward.backward = backward
+            forward.meta["bidirectional"] = True
+            return forward
         first, level1 = None, None
         if stack_folds > 1:
             from models.text.jackknife import jackknife_tags
@@ -234,10 +256,13 @@ class Tagger:
                   "pair_templates": self._pairs.tolist(), "prune": prune, **self.meta,
                   "ambiguity": self.ambiguity}
         header["stacked"] = self.first is not None
+        header["bidirectional"] = self.backward is not None
         with open(os.path.join(directory, "tagger.json"), "w", encoding="utf-8") as f:
             json.dump(header, f, indent=1)
         if self.first is not None:
             self.first.save(os.path.join(directory, "level1"), prune)
+        if self.backward is not None:
+            self.backward.save(os.path.join(directory, "backward"), prune)
 
     @classmethod
     def load(cls, directory: str) -> "Tagger":
@@ -254,7 +279,9 @@ class Tagger:
         classes = [tuple(c) for c in h["classes"]]
         W = np.zeros(((1 << h["n_bits"]) * len(classes)), np.float32)
         W[np.cumsum(data["delta"].astype(np.int64))] = data["value"].astype(np.float32)
-        meta = {k: h[k] for k in ("epochs", "seed", "n_sentences", "data_sha1", "stack_folds")
-                if k in h}
+        meta = {k: h[k] for k in ("epochs", "seed", "n_sentences", "data_sha1", "stack_folds",
+                                  "bidirectional") if k in h}
+        backward = cls.load(os.path.join(directory, "backward")) if h.get("bidirectional") \
+            else None
         return cls(classes, h["n_bits"], W.reshape(1 << h["n_bits"], len(classes)), meta,
-                   h["ambiguity"], first)
+                   h["ambiguity"], first, backward)

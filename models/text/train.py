@@ -85,19 +85,20 @@ def evaluate_tagger(tagger: Tagger, lemmatizer: Lemmatizer | None,
 
 
 def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epochs: int = 8,
-                   seed: int = 0, stack_folds: int = 0) -> dict:
+                   seed: int = 0, stack_folds: int = 0, bidirectional: bool = True) -> dict:
     """Train all three models on train_path, write them under out_dir, return metrics."""
     train = read_conllu(train_path)
     dev = read_conllu(dev_path) if dev_path else []
     logger.info("training front-end on %d sentences (%s)", len(train), train_path)
     metrics: dict = {"train": train_path, "dev": dev_path, "epochs": epochs, "seed": seed,
-                     "stack_folds": stack_folds}
+                     "stack_folds": stack_folds, "bidirectional": bidirectional}
     t0 = time.perf_counter()
     tokenizer = train_tokenizer(train, seed=seed)
     tokenizer.save(os.path.join(out_dir, "tokenizer"))
     t1 = time.perf_counter()
     tuples = tag_tuples(train)
-    tagger = Tagger.train(tuples, epochs=epochs, seed=seed, stack_folds=stack_folds)
+    tagger = Tagger.train(tuples, epochs=epochs, seed=seed, stack_folds=stack_folds,
+                          bidirectional=bidirectional)
     tagger.save(os.path.join(out_dir, "tagger"))
     t2 = time.perf_counter()
     lemmatizer = Lemmatizer.train(tuples)

@@ -52,3 +52,13 @@ def test_shipped_tagger(shipped_dir):
     upos, xpos = tagger.tag(["The", "cat", "sat", "on", "the", "mat", "."])
     assert upos == ["DET", "NOUN", "VERB", "ADP", "DET", "NOUN", "PUNCT"]
     assert xpos == ["DT", "NN", "VBD", "IN", "DT", "NN", "."]
+
+
+def test_bidirectional_tagger_round_trip(tmp_path, tiny_tuples):
+    tagger = Tagger.train(tiny_tuples, epochs=3, seed=0, n_bits=15, bidirectional=True)
+    assert tagger.backward is not None
+    tagger.save(str(tmp_path))
+    again = Tagger.load(str(tmp_path))
+    for s in tiny_tuples:
+        forms = [w[0] for w in s]
+        assert again.tag(forms) == tagger.tag(forms)
