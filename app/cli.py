@@ -58,12 +58,44 @@ def _run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_parse(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("parse", help="parse stdin (CoNLL-U, text or tokens) to CoNLL-U on stdout")
+    p.add_argument("--model", default="en_ewt", help="model name or directory")
+    p.add_argument("--decoder", default="greedy")
+    p.add_argument("--input", choices=("conllu", "text", "tokens"), default="conllu")
+    p.add_argument("--gold-tags", action="store_true",
+                   help="CoNLL-U input: keep the input's tags instead of the model's tagger")
+    p.add_argument("--restarts", type=int)
+    p.add_argument("--converge", type=int)
+    p.add_argument("--init", choices=("uniform", "first_order"))
+    p.add_argument("--seed", type=int)
+    p.add_argument("--deadline-ms", type=float)
+    p.add_argument("--file", help="read this file instead of stdin")
+    p.set_defaults(func=_run_parse)
+
+
+def _run_parse(args: argparse.Namespace) -> int:
+    from models.parse_cli import parse_stream
+
+    budget = {k: getattr(args, k) for k in ("restarts", "converge", "init", "seed", "deadline_ms")
+              if getattr(args, k) is not None}
+    source = open(args.file, encoding="utf-8") if args.file else sys.stdin
+    try:
+        parse_stream(source, sys.stdout, model=args.model, decoder=args.decoder, budget=budget,
+                     input_format=args.input, gold_tags=args.gold_tags)
+    finally:
+        if args.file:
+            source.close()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="deptree", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_evaluate(sub)
     _add_train(sub)
+    _add_parse(sub)
     return parser
 
 

@@ -1,0 +1,167 @@
+"""A loaded model: text front-end (tokenizer, tagger, lemmatizer) + parsers.
+
+The one object the worker holds per model. It turns raw text, token lists or
+CoNLL-U sentences into parsed sentences; it knows no HTTP and no cache.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from .conllu import Sentence
+from .errors import ModelError
+from .graph.decoders import BUDGET_FIELDS, DECODERS, GREEDY_DEFAULTS, BudgetError
+from .graph.model import GraphModel
+from .registry import resolve
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ParsedToken:
+    id: int
+    form: str
+    lemma: str
+    upos: str
+    xpos: str
+    head: int
+    deprel: str
+    start: int | None = None   # character offsets into the input text (raw input only)
+    end: int | None = None
+
+
+@dataclass
+class ParsedTree:
+    tokens: list[ParsedToken]
+    score: float
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+class Pipeline:
+    def __init__(self, directory: Path, meta: dict, graph: GraphModel, tokenizer=None,
+                 tagger=None, lemmatizer=None):
+        self.directory = directory
+        self.meta = meta
+        self.graph = graph
+        self.tokenizer = tokenizer
+        self.tagger = tagger
+        self.lemmatizer = lemmatizer
+
+    # ---- identity ------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name", self.directory.name))
+
+    @property
+    def language(self) -> str:
+        return str(self.meta.get("language", "und"))
+
+    @property
+    def version(self) -> str:
+        return f"{self.meta.get('version', '0')}+{self.graph.version}"
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.graph.labels)
+
+    def decoders(self) -> dict[str, dict[str, Any]]:
+        """Decoder name -> its budget fields and defaults."""
+        defaults = {"greedy": dict(GREEDY_DEFAULTS), "mst": {}}
+        return {name: {"fields": list(BUDGET_FIELDS[name]), "defaults": defaults.get(name, {})}
+                for name in DECODERS}
+
+    # ---- loading -------------------------------------------------------------
+    @classmethod
+    def load(cls, name_or_path: str | Path) -> "Pipeline":
+        d = resolve(name_or_path)
+        meta_path = d / "pipeline.json"
+        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"name": d.name}
+        graph_dir = d / meta.get("graph", "graph") if meta_path.exists() else d
+        graph = GraphModel.load(graph_dir)
+        tokenizer = tagger = lemmatizer = None
+        fe = d / meta.get("frontend", "frontend")
+        if fe.is_dir():
+            from .text.lemmatizer import Lemmatizer
+            from .text.tagger import Tagger
+            from .text.tokenizer import Tokenizer
+
+            try:
+                tokenizer = Tokenizer.load(str(fe / "tokenizer"))
+                tagger = Tagger.load(str(fe / "tagger"))
+                lemmatizer = Lemmatizer.load(str(fe / "lemmatizer"))
+            except (OSError, ValueError, KeyError) as exc:
+                raise ModelError(f"cannot load the front-end of {d}: {exc}") from exc
+        logger.info("loaded model %s from %s (order %d%s)", meta.get("name", d.name), d,
+                    graph.order, ", with front-end" if tagger else "")
+        return cls(d, meta, graph, tokenizer, tagger, lemmatizer)
+
+    # ---- front-end -----------------------------------------------------------
+    def tag(self, forms: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+        """(upos, xpos, lemmas) from the model's own tagger and lemmatizer."""
+        if self.tagger is None:
+            raise ModelError(f"model {self.name} has no tagger: send tagged CoNLL-U input")
+        upos, xpos = self.tagger.tag(list(forms))
+        lemmas = (self.lemmatizer.lemmatize(forms, upos, xpos) if self.lemmatizer
+                  else [f.lower() for f in forms])
+        return list(upos), list(xpos), list(lemmas)
+
+    def tokenize(self, text: str, split: bool = True) -> list[list[tuple[str, int, int]]]:
+        """Sentences of (form, start, end) tokens of raw text."""
+        if self.tokenizer is None:
+            raise ModelError(f"model {self.name} has no tokenizer: send pre-tokenized input")
+        if split:
+            sents = self.tokenizer.tokenize(text)
+        else:
+            sents = [self.tokenizer.tokenize_sentence(text)]
+        return [[(t.form, t.start, t.end) for t in s] for s in sents if s]
+
+    # ---- parsing -------------------------------------------------------------
+    def parse_words(self, forms: Sequence[str], decoder: str = "greedy",
+                    budget: dict | None = None, *, upos: Sequence[str] | None = None,
+                    xpos: Sequence[str] | None = None, lemmas: Sequence[str] | None = None,
+                    offsets: Sequence[tuple[int, int]] | None = None) -> ParsedTree:
+        """Parse one sentence of words; tags come from the tagger unless given."""
+        if not forms:
+            raise BudgetError("a sentence needs at least one word")
+        t0 = time.perf_counter()
+        if upos is None or xpos is None:
+            upos, xpos, tagged_lemmas = self.tag(forms)
+            lemmas = lemmas or tagged_lemmas
+        res = self.graph.parse(forms, upos, xpos, lemmas, decoder, budget)
+        toks = []
+        for i, f in enumerate(forms):
+            start, end = offsets[i] if offsets else (None, None)
+            toks.append(ParsedToken(i + 1, f, lemmas[i] if lemmas else "_", upos[i], xpos[i],
+                                    res.heads[i], res.deprels[i], start, end))
+        stats = dict(res.stats)
+        stats["seconds"] = time.perf_counter() - t0
+        stats["seconds_per_token"] = stats["seconds"] / len(forms)
+        return ParsedTree(toks, res.score, stats)
+
+    def parse_text(self, text: str, decoder: str = "greedy", budget: dict | None = None,
+                   split: bool = True) -> list[ParsedTree]:
+        """Tokenize (and split, if asked) raw text, then tag and parse each sentence."""
+        out = []
+        for sent in self.tokenize(text, split):
+            forms = [f for f, _, _ in sent]
+            out.append(self.parse_words(forms, decoder, budget,
+                                        offsets=[(s, e) for _, s, e in sent]))
+        return out
+
+    def parse_conllu(self, sent: Sentence, decoder: str = "greedy", budget: dict | None = None,
+                     gold_tags: bool = False) -> ParsedTree:
+        """Parse a CoNLL-U sentence in place (HEAD and DEPREL filled); tags from the
+        input when gold_tags or the model has no tagger, else from the tagger."""
+        forms = [w.form for w in sent.words]
+        if gold_tags or self.tagger is None:
+            tree = self.parse_words(forms, decoder, budget, upos=[w.upos for w in sent.words],
+                                    xpos=[w.xpos for w in sent.words],
+                                    lemmas=[w.lemma for w in sent.words])
+        else:
+            tree = self.parse_words(forms, decoder, budget)
+        sent.set_tree([-1] + [t.head for t in tree.tokens], [""] + [t.deprel for t in tree.tokens])
+        return tree
