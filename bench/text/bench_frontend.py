@@ -1,0 +1,84 @@
+"""Benchmark the text front-end on a UD treebank's dev set (default: en_ewt).
+
+Measures
+- token F1 from each raw `# text` (gold word spans, multiword tokens split);
+- sentence F1 on running text: each document's texts concatenated, sentences
+  joined by a space and paragraphs by a blank line (`--par-sep` changes it);
+- UPOS / XPOS accuracy with gold tokens, lemma accuracy with predicted and
+  with gold tags;
+- tagger speed: tokens per second, warm (after one full pass), one core,
+  `tag()` called sentence by sentence.
+
+Usage (from the repository root):
+    NUMBA_NUM_THREADS=1 python bench/text/bench_frontend.py \
+        [--model models/pretrained/en_ewt/frontend] [--dev ../shared/data/en_ewt/dev.conllu]
+Prints one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, ROOT)
+
+from models.text._conllu import read_conllu  # noqa: E402
+from models.text.lemmatizer import Lemmatizer  # noqa: E402
+from models.text.scoring import accuracy  # noqa: E402
+from models.text.tagger import Tagger  # noqa: E402
+from models.text.tokenizer import Tokenizer  # noqa: E402
+from models.text.train import evaluate_tagger, evaluate_tokenizer  # noqa: E402
+
+
+def tagger_speed(tagger: Tagger, sentences: list[list[str]], repeats: int = 3) -> float:
+    for forms in sentences:  # warm: compile kernels, fill the word-type cache
+        tagger.tag(forms)
+    n = sum(len(s) for s in sentences)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for forms in sentences:
+            tagger.tag(forms)
+        best = min(best, time.perf_counter() - t0)
+    return n / best
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default=os.path.join(ROOT, "models/pretrained/en_ewt/frontend"))
+    p.add_argument("--dev", default=os.path.join(ROOT, "../shared/data/en_ewt/dev.conllu"))
+    args = p.parse_args(argv)
+    dev = read_conllu(args.dev)
+    tokenizer = Tokenizer.load(os.path.join(args.model, "tokenizer"))
+    tagger = Tagger.load(os.path.join(args.model, "tagger"))
+    lemmatizer = Lemmatizer.load(os.path.join(args.model, "lemmatizer"))
+    t0 = time.perf_counter()
+    tok = evaluate_tokenizer(tokenizer, dev, "\n\n")
+    tok_seconds = time.perf_counter() - t0
+    tok_flat = evaluate_tokenizer(tokenizer, dev, " ")
+    tags = evaluate_tagger(tagger, lemmatizer, dev)
+    forms = [[w.form for w in s.words] for s in dev]
+    gold_lemma = [lemmatizer.lemmatize(f, [w.upos for w in s.words], [w.xpos for w in s.words])
+                  for f, s in zip(forms, dev)]
+    lemma_gold_tags = accuracy([[w.lemma for w in s.words] for s in dev], gold_lemma)
+    result = {
+        "dev": os.path.relpath(args.dev, ROOT), "model": os.path.relpath(args.model, ROOT),
+        "sentences": len(dev), "words": sum(len(f) for f in forms),
+        "token_f1": round(100 * tok["token_f1"], 2),
+        "sentence_f1_paragraphs_blank_line": round(100 * tok["sentence_f1"], 2),
+        "sentence_f1_paragraphs_space": round(100 * tok_flat["sentence_f1"], 2),
+        "upos": round(100 * tags["upos"], 2), "xpos": round(100 * tags["xpos"], 2),
+        "lemma_predicted_tags": round(100 * tags["lemma"], 2),
+        "lemma_gold_tags": round(100 * lemma_gold_tags, 2),
+        "tagger_tokens_per_s": round(tagger_speed(tagger, forms)),
+        "tokenizer_eval_seconds": round(tok_seconds, 2),
+    }
+    sys.stdout.write(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
