@@ -25,12 +25,12 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
 
-from models.text._conllu import read_conllu  # noqa: E402
-from models.text.lemmatizer import Lemmatizer  # noqa: E402
-from models.text.scoring import accuracy  # noqa: E402
-from models.text.tagger import Tagger  # noqa: E402
-from models.text.tokenizer import Tokenizer  # noqa: E402
-from models.text.train import evaluate_tagger, evaluate_tokenizer  # noqa: E402
+from models.text._conllu import read_conllu
+from models.text.lemmatizer import Lemmatizer
+from models.text.scoring import accuracy
+from models.text.tagger import Tagger
+from models.text.tokenizer import Tokenizer
+from models.text.train import evaluate_tagger, evaluate_tokenizer
 
 
 def tagger_speed(tagger: Tagger, sentences: list[list[str]], repeats: int = 3) -> float:

@@ -8,8 +8,8 @@ SpaceAfter=No) that define the gold tokenization. Empty nodes are skipped.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from models import conllu
 

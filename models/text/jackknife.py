@@ -8,7 +8,8 @@ Pure function over lists: no file I/O.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 

@@ -19,7 +19,7 @@ import json
 import logging
 import os
 from collections import Counter, defaultdict
-from typing import Sequence
+from collections.abc import Sequence
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class Lemmatizer:
 
     @classmethod
     def train(cls, sentences: Sequence[Sequence[Sequence[str]]], min_count: int = 2
-              ) -> "Lemmatizer":
+              ) -> Lemmatizer:
         """sentences of (form, upos, xpos, lemma, ...) tuples."""
         exact: dict[str, Counter] = defaultdict(Counter)
         lower: dict[str, Counter] = defaultdict(Counter)
@@ -124,7 +124,7 @@ class Lemmatizer:
             json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
-    def load(cls, directory: str) -> "Lemmatizer":
+    def load(cls, directory: str) -> Lemmatizer:
         with open(os.path.join(directory, "lemmatizer.json"), encoding="utf-8") as f:
             d = json.load(f)
         if d.get("format_version") != FORMAT_VERSION or d.get("max_suffix") != MAX_SUFFIX:

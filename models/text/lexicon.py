@@ -48,7 +48,7 @@ class Lexicon:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "Lexicon":
+    def from_json(cls, data: dict) -> Lexicon:
         if data.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"lexicon format {data.get('format_version')} != {FORMAT_VERSION}")
         return cls(
@@ -64,7 +64,7 @@ class Lexicon:
             json.dump(self.to_json(), f, ensure_ascii=False, indent=0)
 
     @classmethod
-    def load(cls, path: str) -> "Lexicon":
+    def load(cls, path: str) -> Lexicon:
         with open(path, encoding="utf-8") as f:
             return cls.from_json(json.load(f))
 

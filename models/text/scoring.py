@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 
 def span_f1(gold: Iterable[tuple[int, int]], pred: Iterable[tuple[int, int]]) -> dict[str, float]:

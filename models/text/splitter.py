@@ -16,7 +16,8 @@ import json
 import logging
 import os
 import zlib
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -98,7 +99,7 @@ class SentenceSplitter:
         self.weights = weights if weights is not None else np.zeros(1 << n_bits, np.float32)
         self.abbreviations = abbreviations or set()
 
-    def _features(self, text: str, tokens: Sequence["Token"], i: int) -> list[int]:
+    def _features(self, text: str, tokens: Sequence[Token], i: int) -> list[int]:
         def low(k: int) -> str:
             return tokens[k].form.lower() if 0 <= k < len(tokens) else "<s>"
 
@@ -120,7 +121,7 @@ class SentenceSplitter:
         mask = (1 << self.n_bits) - 1
         return [zlib.crc32(f.encode("utf-8")) & mask for f in feats]
 
-    def boundaries(self, text: str, tokens: Sequence["Token"]) -> list[int]:
+    def boundaries(self, text: str, tokens: Sequence[Token]) -> list[int]:
         """Indices i such that a sentence ends after tokens[i] (last always included)."""
         ends = []
         w = self.weights
@@ -131,7 +132,7 @@ class SentenceSplitter:
             ends.append(len(tokens) - 1)
         return ends
 
-    def train(self, docs: list[tuple[str, list["Token"], set[int]]], epochs: int = 6,
+    def train(self, docs: list[tuple[str, list[Token], set[int]]], epochs: int = 6,
               seed: int = 0) -> None:
         """docs: (text, tokens, gold sentence end offsets)."""
         indptr, indices, labels = [0], [], []
@@ -164,7 +165,7 @@ class SentenceSplitter:
             json.dump(header, f, indent=0)
 
     @classmethod
-    def load(cls, directory: str) -> "SentenceSplitter":
+    def load(cls, directory: str) -> SentenceSplitter:
         with open(os.path.join(directory, "splitter.json"), encoding="utf-8") as f:
             header = json.load(f)
         if header.get("format_version") != FORMAT_VERSION:

@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import zlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -70,7 +70,7 @@ def _type_strings(form: str, amb: dict[str, str]) -> list[str]:
 
 
 def _hash_strings(strings: Sequence[str]) -> np.ndarray:
-    return np.array([zlib.crc32(f"{i}={s}".encode("utf-8")) for i, s in enumerate(strings)],
+    return np.array([zlib.crc32(f"{i}={s}".encode()) for i, s in enumerate(strings)],
                     np.int64)
 
 
@@ -128,8 +128,8 @@ def ambiguity_classes(sentences: Sequence[Sequence[Sequence[str]]], index: dict,
 class Tagger:
     def __init__(self, classes: list[tuple[str, str]], n_bits: int = 20,
                  weights: np.ndarray | None = None, meta: dict | None = None,
-                 ambiguity: dict[str, str] | None = None, first: "Tagger | None" = None,
-                 backward: "Tagger | None" = None):
+                 ambiguity: dict[str, str] | None = None, first: Tagger | None = None,
+                 backward: Tagger | None = None):
         self.classes = list(classes)
         self.backward = backward  # right-to-left tagger; scores of both are added
         if backward is not None and backward.classes != self.classes:
@@ -155,7 +155,7 @@ class Tagger:
         if level1 is None:
             level1 = [self.first.classes[c] for c in self.first.tag_classes(forms)]
         pred = [_PAD[0]] * 2 + ["|".join(c) for c in level1] + [_PAD[1]] * 2
-        col = np.array([zlib.crc32(f"pred={p}".encode("utf-8")) for p in pred], np.int64)
+        col = np.array([zlib.crc32(f"pred={p}".encode()) for p in pred], np.int64)
         return np.concatenate([tf, col[:, None]], axis=1)
 
     def _scores(self, forms: Sequence[str]) -> np.ndarray:
@@ -183,7 +183,7 @@ class Tagger:
     @classmethod
     def train(cls, sentences: Sequence[Sequence[Sequence[str]]], epochs: int = 8,
               seed: int = 0, n_bits: int = 20, stack_folds: int = 0,
-              bidirectional: bool = False) -> "Tagger":
+              bidirectional: bool = False) -> Tagger:
         """Train on sentences of (form, upos, xpos, ...) tuples.
 
         bidirectional: also train a right-to-left tagger (on reversed sentences);
@@ -203,7 +203,7 @@ class Tagger:
         if stack_folds > 1:
             from models.text.jackknife import jackknife_tags
 
-            def base(train: list) -> "Tagger":
+            def base(train: list) -> Tagger:
                 return cls.train(train, epochs, seed, n_bits)
 
             first = base(list(sentences))
@@ -265,7 +265,7 @@ class Tagger:
             self.backward.save(os.path.join(directory, "backward"), prune)
 
     @classmethod
-    def load(cls, directory: str) -> "Tagger":
+    def load(cls, directory: str) -> Tagger:
         with open(os.path.join(directory, "tagger.json"), encoding="utf-8") as f:
             h = json.load(f)
         if h.get("format_version") != FORMAT_VERSION:

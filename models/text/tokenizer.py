@@ -162,7 +162,7 @@ class Tokenizer:
             self.splitter.save(directory)
 
     @classmethod
-    def load(cls, directory: str) -> "Tokenizer":
+    def load(cls, directory: str) -> Tokenizer:
         with open(os.path.join(directory, "tokenizer.json"), encoding="utf-8") as f:
             header = json.load(f)
         if header.get("format_version") != FORMAT_VERSION:

@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from models.text._conllu import Sentence, documents, read_conllu
 from models.text.lemmatizer import Lemmatizer
