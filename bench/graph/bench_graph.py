@@ -1,0 +1,211 @@
+"""Benchmarks of the graph parser on en_ewt dev (gold tokens, gold tags).
+
+  accuracy  UAS/LAS of the first-order model (mst, greedy) and the third-order model (greedy)
+  search    how often greedy's default budget reaches the exact MST score (first order) and
+            the best tree of a 3000-restart run (third order)
+  speed     tokens/s and seconds/token of parsing (model loaded, JIT warm) for mst and
+            greedy at converge K = 10, 50, 300, with UAS: the accuracy/speed curve (PNG)
+
+Figures are printed as Markdown and written as JSON beside this file; run one
+benchmark at a time on a quiet machine. Not a test.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+
+from models.conllu import read_conllu
+from models.graph.decoders import GREEDY_DEFAULTS
+from models.graph.encode import encode
+from models.pipeline import Pipeline
+
+HERE = Path(__file__).resolve().parent
+DEV = HERE.parents[1].parent / "shared" / "data" / "en_ewt" / "dev.conllu"
+
+
+def machine() -> str:
+    cpu = "unknown cpu"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    return f"{platform.machine()}, {cpu}, {subprocess.getoutput('nproc')} cores"
+
+
+def load_dev(path: Path, limit: int | None):
+    sents = list(read_conllu(path))
+    if limit:
+        rng = np.random.default_rng(0)
+        idx = sorted(rng.choice(len(sents), size=min(limit, len(sents)), replace=False))
+        sents = [sents[i] for i in idx]
+    return sents
+
+
+def encoded(sents):
+    out = []
+    for s in sents:
+        w = s.words
+        out.append((s, encode([x.form for x in w], [x.lemma for x in w], [x.upos for x in w],
+                              [x.xpos for x in w])))
+    return out
+
+
+def run(model, data, decoder, budget):
+    """Parse every sentence; return (uas, las, uas_nopunct, tokens/s, results)."""
+    tok = correct = lcorrect = 0
+    np_tok = np_correct = 0
+    results = []
+    t0 = time.perf_counter()
+    for sent, enc in data:
+        dec = model.decode(enc, decoder, budget)
+        labels = model.label(enc, dec.heads)
+        results.append(dec)
+        for i, w in enumerate(sent.words, 1):
+            ok = dec.heads[i] == w.head
+            tok += 1
+            correct += ok
+            lcorrect += ok and labels[i - 1] == w.deprel
+            if w.upos != "PUNCT":
+                np_tok += 1
+                np_correct += ok
+    secs = time.perf_counter() - t0
+    return (100.0 * correct / tok, 100.0 * lcorrect / tok, 100.0 * np_correct / np_tok,
+            tok / secs, secs / tok, results)
+
+
+def warm(model, data):
+    for _, enc in data[:5]:
+        model.decode(enc, "greedy", {"restarts": 3, "converge": 2})
+        model.decode(enc, "mst", {})
+
+
+def cmd_accuracy(args) -> dict:
+    out = {}
+    for tag, path, decoders in (("first-order", args.o1, ("mst", "greedy")),
+                                ("third-order", args.model, ("greedy", "mst"))):
+        model = Pipeline.load(path).graph
+        data = encoded(load_dev(args.dev, args.limit))
+        warm(model, data)
+        for dec in decoders:
+            uas, las, uas_np, tps, spt, _ = run(model, data, dec, {})
+            out[f"{tag} {dec}"] = {"UAS": round(uas, 2), "LAS": round(las, 2),
+                                   "UAS_nopunct": round(uas_np, 2), "tokens_per_s": round(tps)}
+            print(f"| {tag} | {dec} | {uas:.2f} | {las:.2f} | {uas_np:.2f} | {tps:.0f} |",
+                  flush=True)
+    return out
+
+
+def cmd_search(args) -> dict:
+    out = {}
+    m1 = Pipeline.load(args.o1).graph
+    data = encoded(load_dev(args.dev, None))
+    warm(m1, data)
+    hit = 0
+    for _, enc in data:
+        sc = m1.scorer(enc)
+        from models.graph.decoders import decode_greedy, decode_mst_exact
+
+        g = decode_greedy(sc, {})
+        e = decode_mst_exact(sc, {})
+        hit += g.score >= e.score - 1e-6
+    out["first_order_greedy_reaches_mst"] = round(100.0 * hit / len(data), 2)
+    print(f"first-order: greedy (default budget) reaches the MST score on {hit}/{len(data)} "
+          f"sentences = {100.0 * hit / len(data):.2f}%", flush=True)
+    m3 = Pipeline.load(args.model).graph
+    data = encoded(load_dev(args.dev, args.limit))
+    hit = 0
+    for _, enc in data:
+        sc = m3.scorer(enc)
+        from models.graph.decoders import decode_greedy
+
+        g = decode_greedy(sc, {})
+        big = decode_greedy(sc, {"restarts": 3000, "converge": 3000, "seed": 1})
+        hit += g.score >= big.score - 1e-6
+    out["third_order_default_finds_3000_best"] = round(100.0 * hit / len(data), 2)
+    out["third_order_sentences"] = len(data)
+    print(f"third-order: default budget finds the best tree of a 3000-restart run on "
+          f"{hit}/{len(data)} sentences = {100.0 * hit / len(data):.2f}%", flush=True)
+    return out
+
+
+def cmd_speed(args) -> dict:
+    model = Pipeline.load(args.model).graph
+    data = encoded(load_dev(args.dev, args.limit))
+    warm(model, data)
+    rows = []
+    uas, las, _, tps, spt, _ = run(model, data, "mst", {})
+    rows.append({"decoder": "mst", "K": None, "UAS": round(uas, 2), "LAS": round(las, 2),
+                 "tokens_per_s": round(tps), "seconds_per_token": spt})
+    print(f"| mst | - | {uas:.2f} | {las:.2f} | {tps:.0f} | {spt * 1e6:.0f} |", flush=True)
+    for K in args.converge:
+        budget = {"converge": K, "restarts": max(GREEDY_DEFAULTS["restarts"], 10 * K)}
+        uas, las, _, tps, spt, res = run(model, data, "greedy", budget)
+        used = float(np.mean([r.stats["restarts_used"] for r in res]))
+        rows.append({"decoder": "greedy", "K": K, "UAS": round(uas, 2), "LAS": round(las, 2),
+                     "tokens_per_s": round(tps), "seconds_per_token": spt,
+                     "mean_restarts": round(used, 1)})
+        print(f"| greedy | {K} | {uas:.2f} | {las:.2f} | {tps:.0f} | {spt * 1e6:.0f} | "
+              f"{used:.1f} |", flush=True)
+    budget = dict(GREEDY_DEFAULTS)
+    uas, las, _, tps, spt, res = run(model, data, "greedy", {})
+    rows.append({"decoder": "greedy (default)", "K": budget["converge"], "UAS": round(uas, 2),
+                 "LAS": round(las, 2), "tokens_per_s": round(tps), "seconds_per_token": spt})
+    print(f"| greedy default | {budget['converge']} | {uas:.2f} | {las:.2f} | {tps:.0f} | "
+          f"{spt * 1e6:.0f} |", flush=True)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS {rss:.0f} MB", flush=True)
+    plot_speed(rows, HERE / "speed_curve.png")
+    return {"rows": rows, "peak_rss_mb": round(rss)}
+
+
+def plot_speed(rows, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    g = [r for r in rows if r["decoder"] == "greedy"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([r["tokens_per_s"] for r in g], [r["UAS"] for r in g], "o-", label="greedy (3rd order)")
+    for r in g:
+        ax.annotate(f"K={r['K']}", (r["tokens_per_s"], r["UAS"]), textcoords="offset points",
+                    xytext=(4, 4), fontsize=8)
+    m = [r for r in rows if r["decoder"] == "mst"]
+    ax.plot([r["tokens_per_s"] for r in m], [r["UAS"] for r in m], "s", label="mst (1st-order arcs)")
+    ax.set_xscale("log")
+    ax.set_xlabel("tokens / second (one core)")
+    ax.set_ylabel("UAS, en_ewt dev (gold tags)")
+    ax.set_title("Accuracy vs speed (cf. Zhang et al. 2014, Fig. 6)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("what", choices=("accuracy", "search", "speed"))
+    p.add_argument("--model", default="en_ewt", help="third-order model (name or dir)")
+    p.add_argument("--o1", default="runs/en_ewt_o1", help="first-order model dir")
+    p.add_argument("--dev", type=Path, default=DEV)
+    p.add_argument("--limit", type=int, default=None, help="random subset of dev sentences")
+    p.add_argument("--converge", type=int, nargs="+", default=[10, 50, 300])
+    args = p.parse_args()
+    t0 = time.time()
+    res = {"cmd_accuracy": cmd_accuracy, "cmd_search": cmd_search, "cmd_speed": cmd_speed}[
+        f"cmd_{args.what}"](args)
+    res["machine"] = machine()
+    res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    res["wall_seconds"] = round(time.time() - t0, 1)
+    (HERE / f"results_{args.what}.json").write_text(json.dumps(res, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Greedy hill-climbing: valid trees, determinism, optimality on small graphs."""
+import numpy as np
+import pytest
+
+from models.graph.decode_mst import decode_mst
+from models.graph.decoders import Scorer, decode_greedy, decode_mst_exact
+from models.graph.prune import all_arcs, prune
+from models.graph.scoring import arc_scores
+from models.tree import is_valid_tree
+
+from graph_fixtures import all_trees, random_sentence
+
+MASK = (1 << 14) - 1
+
+
+def _first_order_scorer(rng, n):
+    enc = random_sentence(rng, n)
+    S = rng.normal(size=(n + 1, n + 1))
+    allowed = all_arcs(n)
+    S[~allowed] = -np.inf
+    return Scorer(1, S, allowed, enc.attrs, enc.upos_prefix, np.zeros(MASK + 1, np.float32), MASK)
+
+
+def _third_order_scorer(rng, n, allowed=None):
+    enc = random_sentence(rng, n)
+    w = rng.normal(size=MASK + 1).astype(np.float32)
+    allowed = all_arcs(n) if allowed is None else allowed
+    S = arc_scores(enc.attrs, enc.upos_prefix, w, np.uint64(MASK), allowed)
+    return Scorer(3, S, allowed, enc.attrs, enc.upos_prefix, w, MASK)
+
+
+@pytest.mark.parametrize("init", ["uniform", "first_order"])
+def test_first_order_reaches_mst_optimum(rng, init):
+    for _ in range(40):
+        n = int(rng.integers(1, 8))
+        sc = _first_order_scorer(rng, n)
+        res = decode_greedy(sc, {"restarts": 200, "converge": 60, "init": init})
+        heads = decode_mst(sc.S)
+        best = float(sc.S[heads[1:], np.arange(1, n + 1)].sum())
+        assert is_valid_tree(res.heads)
+        assert res.score == pytest.approx(best)
+
+
+def test_third_order_finds_brute_force_optimum(rng):
+    for n in (2, 3, 4, 5):
+        sc = _third_order_scorer(rng, n)
+        best = max(sc.score(t) for t in all_trees(n))
+        res = decode_greedy(sc, {"restarts": 300, "converge": 100})
+        assert is_valid_tree(res.heads)
+        assert res.score == pytest.approx(best, rel=1e-6)
+        assert sc.score(res.heads) == pytest.approx(res.score, rel=1e-6)
+
+
+def test_always_valid_tree_on_pruned_graphs(rng):
+    for _ in range(30):
+        n = int(rng.integers(1, 40))
+        S1 = rng.normal(size=(n + 1, n + 1)) * 3
+        allowed = prune(S1, 0.005, 3)
+        sc = _third_order_scorer(rng, n, allowed)
+        for decoder in (decode_greedy, decode_mst_exact):
+            res = decoder(sc, {"restarts": 5, "converge": 2})
+            assert is_valid_tree(res.heads), res.heads
+            assert all(allowed[res.heads[m], m] for m in range(1, n + 1))
+
+
+def test_deterministic_for_a_seed(rng):
+    sc = _third_order_scorer(rng, 25)
+    a = decode_greedy(sc, {"restarts": 20, "converge": 5, "seed": 7})
+    b = decode_greedy(sc, {"restarts": 20, "converge": 5, "seed": 7})
+    assert np.array_equal(a.heads, b.heads)
+    assert a.score == b.score
+    assert a.stats["restarts_used"] == b.stats["restarts_used"]
+    assert a.stats["best_restart"] == b.stats["best_restart"]
+
+
+def test_stats_and_budget(rng):
+    sc = _third_order_scorer(rng, 12)
+    res = decode_greedy(sc, {"restarts": 30, "converge": 1000})
+    assert res.stats["restarts_used"] == 30
+    assert 1 <= res.stats["best_restart"] <= 30
+    assert 1 <= res.stats["distinct_optima"] <= 30
+    assert res.stats["deadline_hit"] is False
+    res = decode_greedy(sc, {"restarts": 1000, "converge": 3})
+    assert res.stats["restarts_used"] < 1000
+
+
+def test_deadline_returns_best_so_far(rng):
+    sc = _third_order_scorer(rng, 60)
+    res = decode_greedy(sc, {"restarts": 10000, "converge": 10000, "deadline_ms": 1})
+    assert res.stats["deadline_hit"] is True
+    assert is_valid_tree(res.heads)
+    assert res.stats["restarts_used"] < 10000
+
+
+@pytest.mark.parametrize("budget", [{"restarts": 0}, {"restarts": -3}, {"converge": "x"},
+                                    {"init": "random"}, {"deadline_ms": -1}, {"seed": 1.5}])
+def test_bad_budget_is_rejected(rng, budget):
+    from models.graph.decoders import BudgetError
+
+    sc = _third_order_scorer(rng, 4)
+    with pytest.raises(BudgetError):
+        decode_greedy(sc, budget)

@@ -1,0 +1,91 @@
+"""End to end on real data: train a tiny model, parse with it from the CLI, evaluate."""
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.conllu import read_conllu, write_conllu
+from models.graph.model import GraphModel
+from models.tree import is_valid_tree
+
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "en_ewt"
+pytestmark = pytest.mark.skipif(not (DATA / "train.conllu").exists(),
+                                reason=f"treebank not found at {DATA}")
+
+
+def _deptree(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], input=stdin,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tiny")
+    write_conllu(itertools.islice(read_conllu(DATA / "train.conllu"), 250), d / "train.conllu")
+    write_conllu(itertools.islice(read_conllu(DATA / "dev.conllu"), 40), d / "dev.conllu")
+    r = _deptree("train", "--data", str(d / "train.conllu"), "--dev", str(d / "dev.conllu"),
+                 "--out", str(d / "model"), "--order", "3", "--epochs", "2",
+                 "--pruner-epochs", "2", "--label-epochs", "2", "--log2-size", "18")
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+def test_tiny_model_files(tiny):
+    model = GraphModel.load(tiny / "model")
+    assert model.order == 3
+    assert "root" in model.labels
+    assert model.pruner is not None
+    assert (tiny / "model" / "checkpoints" / "checkpoint-order3.npz").exists()
+
+
+@pytest.mark.parametrize("decoder", ["greedy", "mst"])
+def test_tiny_model_parses_and_evaluates(tiny, decoder):
+    r = _deptree("parse", "--model", str(tiny / "model"), "--decoder", decoder, "--gold-tags",
+                 "--restarts", "10", "--converge", "3", "--file", str(tiny / "dev.conllu"))
+    assert r.returncode == 0, r.stderr
+    (tiny / f"pred-{decoder}.conllu").write_text(r.stdout)
+    for sent in read_conllu(tiny / f"pred-{decoder}.conllu"):
+        heads = sent.heads()
+        assert is_valid_tree(heads)
+        assert all(w.deprel not in ("", "_") for w in sent.words)
+        assert sum(w.deprel == "root" for w in sent.words) == 1
+    ev = _deptree("evaluate", str(tiny / "dev.conllu"), str(tiny / f"pred-{decoder}.conllu"))
+    assert ev.returncode == 0, ev.stderr
+    uas = float(ev.stdout.split("UAS")[1].split()[0])
+    assert uas > 50.0  # a model trained on 250 sentences is far from random (~10)
+
+
+def test_parse_is_deterministic(tiny):
+    args = ("parse", "--model", str(tiny / "model"), "--gold-tags", "--seed", "3",
+            "--file", str(tiny / "dev.conllu"))
+    assert _deptree(*args).stdout == _deptree(*args).stdout
+
+
+def test_training_resumes_from_checkpoint(tiny, tmp_path):
+    """A rerun into the same directory picks up the finished epochs instead of redoing them."""
+    r = _deptree("-v", "train", "--data", str(tiny / "train.conllu"), "--out", str(tiny / "model"),
+                 "--order", "3", "--epochs", "2", "--pruner-epochs", "2", "--label-epochs", "2",
+                 "--log2-size", "18")
+    assert r.returncode == 0, r.stderr
+    assert "resuming checkpoint-order3.npz after epoch 1" in r.stderr
+
+
+def test_cycle_in_gold_training_data_is_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("# sent_id = 1\n1\ta\ta\tX\tX\t_\t2\tdep\t_\t_\n"
+                   "2\tb\tb\tX\tX\t_\t1\tdep\t_\t_\n\n")
+    r = _deptree("train", "--data", str(bad), "--out", str(tmp_path / "m"), "--order", "1")
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    assert "bad.conllu:" in r.stderr and "cycle" in r.stderr.lower()
+
+
+def test_malformed_parse_input_is_a_clear_error(tiny):
+    r = _deptree("parse", "--model", str(tiny / "model"), "--gold-tags",
+                 stdin="1\tword\tword\tNOUN\tNN\t_\tx\tdep\t_\t_\n\n")
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    assert ":1:" in r.stderr and "HEAD" in r.stderr
