@@ -4,8 +4,8 @@ Measures
 - token F1 from each raw `# text` (gold word spans, multiword tokens split);
 - sentence F1 on running text: each document's texts concatenated, sentences
   joined by a space and paragraphs by a blank line (`--par-sep` changes it);
-- UPOS / XPOS accuracy with gold tokens, lemma accuracy with predicted and
-  with gold tags;
+- UPOS / XPOS accuracy with gold tokens, lemma and FEATS (whole string)
+  accuracy with predicted and with gold tags;
 - tagger speed: tokens per second, warm (after one full pass), one core,
   `tag()` called sentence by sentence.
 
@@ -26,6 +26,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
 
 from models.text._conllu import read_conllu
+from models.text.feats import FeatsGuesser
 from models.text.lemmatizer import Lemmatizer
 from models.text.scoring import accuracy
 from models.text.tagger import Tagger
@@ -55,15 +56,19 @@ def main(argv: list[str] | None = None) -> int:
     tokenizer = Tokenizer.load(os.path.join(args.model, "tokenizer"))
     tagger = Tagger.load(os.path.join(args.model, "tagger"))
     lemmatizer = Lemmatizer.load(os.path.join(args.model, "lemmatizer"))
+    feats = FeatsGuesser.load(os.path.join(args.model, "feats"))
     t0 = time.perf_counter()
     tok = evaluate_tokenizer(tokenizer, dev, "\n\n")
     tok_seconds = time.perf_counter() - t0
     tok_flat = evaluate_tokenizer(tokenizer, dev, " ")
-    tags = evaluate_tagger(tagger, lemmatizer, dev)
+    tags = evaluate_tagger(tagger, lemmatizer, dev, feats)
     forms = [[w.form for w in s.words] for s in dev]
     gold_lemma = [lemmatizer.lemmatize(f, [w.upos for w in s.words], [w.xpos for w in s.words])
                   for f, s in zip(forms, dev)]
     lemma_gold_tags = accuracy([[w.lemma for w in s.words] for s in dev], gold_lemma)
+    gold_feats = [feats.predict(f, [w.upos for w in s.words], [w.xpos for w in s.words])
+                  for f, s in zip(forms, dev)]
+    feats_gold_tags = accuracy([[w.feats for w in s.words] for s in dev], gold_feats)
     result = {
         "dev": os.path.relpath(args.dev, ROOT), "model": os.path.relpath(args.model, ROOT),
         "sentences": len(dev), "words": sum(len(f) for f in forms),
@@ -73,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         "upos": round(100 * tags["upos"], 2), "xpos": round(100 * tags["xpos"], 2),
         "lemma_predicted_tags": round(100 * tags["lemma"], 2),
         "lemma_gold_tags": round(100 * lemma_gold_tags, 2),
+        "feats_predicted_tags": round(100 * tags["feats"], 2),
+        "feats_gold_tags": round(100 * feats_gold_tags, 2),
         "tagger_tokens_per_s": round(tagger_speed(tagger, forms)),
         "tokenizer_eval_seconds": round(tok_seconds, 2),
     }

@@ -1,8 +1,8 @@
 """Train the text front-end (tokenizer + splitter, tagger, lemmatizer) on a treebank.
 
-`train_frontend(train_path, dev_path, out_dir)` writes
-out_dir/tokenizer/, out_dir/tagger/, out_dir/lemmatizer/ and out_dir/metrics.json,
-and returns the dev metrics. The CLI calls this function; nothing here parses flags.
+`train_frontend(train_path, dev_path, out_dir)` writes out_dir/tokenizer/,
+out_dir/tagger/, out_dir/lemmatizer/, out_dir/feats/ and out_dir/metrics.json,
+and returns the metrics (dev figures under "dev_metrics"). The CLI calls this function; nothing here parses flags.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 
 from models.text._conllu import Sentence, documents, read_conllu
+from models.text.feats import FeatsGuesser
 from models.text.lemmatizer import Lemmatizer
 from models.text.lexicon import learn_lexicon
 from models.text.scoring import accuracy, span_f1
@@ -72,8 +73,9 @@ def evaluate_tokenizer(tokenizer: Tokenizer, sentences: Sequence[Sentence],
 
 
 def evaluate_tagger(tagger: Tagger, lemmatizer: Lemmatizer | None,
-                    sentences: Sequence[Sentence]) -> dict[str, float]:
-    """UPOS/XPOS accuracy with gold tokens; lemma accuracy on predicted tags."""
+                    sentences: Sequence[Sentence], feats: FeatsGuesser | None = None
+                    ) -> dict[str, float]:
+    """UPOS/XPOS accuracy with gold tokens; lemma and FEATS accuracy on predicted tags."""
     forms = [[w.form for w in s.words] for s in sentences]
     tags = [tagger.tag(f) for f in forms]
     out = {"upos": accuracy([[w.upos for w in s.words] for s in sentences], [t[0] for t in tags]),
@@ -81,6 +83,9 @@ def evaluate_tagger(tagger: Tagger, lemmatizer: Lemmatizer | None,
     if lemmatizer is not None:
         lemmas = [lemmatizer.lemmatize(f, u, x) for f, (u, x) in zip(forms, tags)]
         out["lemma"] = accuracy([[w.lemma for w in s.words] for s in sentences], lemmas)
+    if feats is not None:
+        pred = [feats.predict(f, u, x) for f, (u, x) in zip(forms, tags)]
+        out["feats"] = accuracy([[w.feats for w in s.words] for s in sentences], pred)
     return out
 
 
@@ -103,11 +108,13 @@ def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epoch
     t2 = time.perf_counter()
     lemmatizer = Lemmatizer.train(tuples)
     lemmatizer.save(os.path.join(out_dir, "lemmatizer"))
+    feats = FeatsGuesser.train(tuples)
+    feats.save(os.path.join(out_dir, "feats"))
     metrics["seconds"] = {"tokenizer": round(t1 - t0, 1), "tagger": round(t2 - t1, 1),
-                          "lemmatizer": round(time.perf_counter() - t2, 1)}
+                          "lemmatizer+feats": round(time.perf_counter() - t2, 1)}
     if dev:
         metrics["dev_metrics"] = {**evaluate_tokenizer(tokenizer, dev),
-                                  **evaluate_tagger(tagger, lemmatizer, dev)}
+                                  **evaluate_tagger(tagger, lemmatizer, dev, feats)}
         logger.info("dev: %s", metrics["dev_metrics"])
     with open(os.path.join(out_dir, "metrics.json"), "w", encoding="utf-8") as f:
         json.dump(metrics, f, indent=1)
