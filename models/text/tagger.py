@@ -18,6 +18,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 import zlib
 from collections.abc import Sequence
 
@@ -75,9 +76,17 @@ def _hash_strings(strings: Sequence[str]) -> np.ndarray:
 
 
 class _TypeCache:
-    """Per-word-type feature hashes, computed once per form (bounded)."""
+    """Per-word-type feature hashes, computed once per form (bounded, thread-safe).
+
+    The only mutable state of a loaded tagger; a lock guards it so that one
+    Tagger can serve several threads.
+    """
 
     def __init__(self, amb: dict[str, str], max_size: int = 200_000):
+        self.lock = threading.Lock()
+        self._reset(amb, max_size)
+
+    def _reset(self, amb: dict[str, str], max_size: int) -> None:
         self.amb = amb
         self.max_size = max_size
         self.ids: dict[str, int] = {}
@@ -95,17 +104,18 @@ class _TypeCache:
 
     def features(self, forms: Sequence[str]) -> np.ndarray:
         """int64 [len(forms) + 4, K] with two padding rows on each side."""
-        if len(self.ids) > self.max_size:
-            self.__init__(self.amb, self.max_size)
-        ids = [0, 0]
-        get = self.ids.get
-        for f in forms:
-            i = get(f)
-            if i is None:
-                i = self._add(f, _hash_strings(_type_strings(f, self.amb)))
-            ids.append(i)
-        ids += [1, 1]
-        return self.table[ids]
+        with self.lock:
+            if len(self.ids) > self.max_size:
+                self._reset(self.amb, self.max_size)
+            ids = [0, 0]
+            get = self.ids.get
+            for f in forms:
+                i = get(f)
+                if i is None:
+                    i = self._add(f, _hash_strings(_type_strings(f, self.amb)))
+                ids.append(i)
+            ids += [1, 1]
+            return self.table[ids]
 
 
 def ambiguity_classes(sentences: Sequence[Sequence[Sequence[str]]], index: dict,

@@ -62,3 +62,16 @@ def test_bidirectional_tagger_round_trip(tmp_path, tiny_tuples):
     for s in tiny_tuples:
         forms = [w[0] for w in s]
         assert again.tag(forms) == tagger.tag(forms)
+
+
+def test_concurrent_tagging_matches_sequential(tiny_tuples):
+    """Regression: the word-type cache is shared; threads must not corrupt it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    tagger = Tagger.train(tiny_tuples, epochs=2, seed=0, n_bits=14)
+    batches = [[f"new{j}w{i}" for i in range(30)] + [w[0] for w in s]
+               for j, s in enumerate(tiny_tuples)]
+    fresh = Tagger(tagger.classes, tagger.n_bits, tagger.W, ambiguity=tagger.ambiguity)
+    with ThreadPoolExecutor(4) as pool:
+        parallel = list(pool.map(fresh.tag, batches))
+    assert parallel == [tagger.tag(b) for b in batches]
