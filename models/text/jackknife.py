@@ -32,7 +32,7 @@ def fold_ids(n: int, k: int, seed: int = 0) -> np.ndarray:
 def _default_train(sentences: list[Sequence[Sequence[str]]]) -> _Tags:
     from models.text.tagger import Tagger
 
-    return Tagger.train(sentences)
+    return Tagger.train(sentences, bidirectional=True)  # as shipped by train_frontend
 
 
 def jackknife_tags(sentences: Sequence[Sequence[Sequence[Any]]], k: int = 10, seed: int = 0,
@@ -41,7 +41,8 @@ def jackknife_tags(sentences: Sequence[Sequence[Sequence[Any]]], k: int = 10, se
     """Predicted (upos, xpos) per sentence, each from the model of the other k-1 folds.
 
     sentences: lists of (form, upos, xpos, ...) tuples; train_fn(train_sentences)
-    returns anything with `.tag(forms) -> (upos, xpos)` (default: `Tagger.train`).
+    returns anything with `.tag(forms) -> (upos, xpos)` (default: `Tagger.train`
+    with the settings of `train_frontend`: bidirectional, 8 epochs, seed 0).
     With fewer sentences than folds, k is reduced to the number of sentences.
     """
     train_fn = train_fn or _default_train
