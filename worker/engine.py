@@ -1,0 +1,170 @@
+"""Run one job on loaded models: the only place where the service calls a parser.
+
+`Engine` holds the models a worker serves (loaded once, kernels warmed at start,
+Parsito's per-worker workspace idea); `run(job)` tokenizes what needs it,
+checks the per-sentence limits on what it tokenized, then decodes each sentence
+with the job's budget. A request deadline (`deadline_at`, unix time) is turned
+into the remaining `deadline_ms` of each sentence, so a batch is answered in time.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from models.pipeline import ParsedTree, Pipeline
+from models.registry import resolve
+
+from .config import WorkerConfig
+from .protocol import JobError, LimitError, error_payload, rss_bytes
+
+logger = logging.getLogger(__name__)
+
+WARM_UP_WORDS = ["The", "quick", "brown", "fox", "jumped", "over", "the", "lazy", "dog", "."]
+
+
+def tree_dict(tree: ParsedTree) -> dict[str, Any]:
+    toks = []
+    for t in tree.tokens:
+        d = {"id": int(t.id), "form": t.form, "lemma": t.lemma, "upos": t.upos, "xpos": t.xpos,
+             "head": int(t.head), "deprel": t.deprel}
+        if t.start is not None:
+            d["start"], d["end"] = int(t.start), int(t.end)
+        toks.append(d)
+    stats = {k: (bool(v) if isinstance(v, bool) else v.item() if hasattr(v, "item") else v)
+             for k, v in tree.stats.items()}
+    return {"tokens": toks, "score": float(tree.score), "stats": stats}
+
+
+class Engine:
+    def __init__(self, cfg: WorkerConfig, name: str | None = None) -> None:
+        self.cfg = cfg
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}"
+        self.pipes: dict[str, Pipeline] = {}      # by the name in pipeline.json
+        self.sources: dict[str, str] = {}         # that name -> how the config named it
+        self.served = 0
+        self.started = time.time()
+
+    # ---- start ---------------------------------------------------------------
+    def load(self) -> None:
+        dirs = [Path(d) for d in self.cfg.model_dirs]
+        for name in self.cfg.models:
+            pipe = Pipeline.load(resolve(name, search_dirs=dirs))
+            self.pipes[pipe.name] = pipe
+            self.sources.setdefault(pipe.name, name)
+
+    def warm_up(self) -> None:
+        """Parse a short sentence with every decoder so numba kernels are compiled."""
+        for pipe in self.pipes.values():
+            for decoder in pipe.decoders():
+                if pipe.tokenizer is not None:
+                    pipe.parse_text(" ".join(WARM_UP_WORDS), decoder, {}, split=False)
+                else:
+                    pipe.parse_words(WARM_UP_WORDS, decoder, {}, upos=["X"] * 10,
+                                     xpos=["X"] * 10, lemmas=WARM_UP_WORDS)
+
+    def catalogue(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for key, pipe in self.pipes.items():
+            comps = (["tokenizer"] if pipe.tokenizer else []) + (
+                ["tagger", "lemmatizer"] if pipe.tagger else []) + ["parser"]
+            out[key] = {"name": pipe.name, "source": self.sources.get(key, key),
+                        "version": pipe.version, "language": pipe.language,
+                        "labels": pipe.labels, "decoders": pipe.decoders(), "components": comps}
+        return out
+
+    def info(self) -> dict[str, Any]:
+        return {"id": self.name, "pid": os.getpid(), "served": self.served,
+                "rss_bytes": rss_bytes()}
+
+    def should_recycle(self) -> str | None:
+        if self.cfg.max_requests and self.served >= self.cfg.max_requests:
+            return "requests"
+        if self.cfg.max_rss_mb and rss_bytes() > self.cfg.max_rss_mb * 2**20:
+            return "rss"
+        return None
+
+    # ---- jobs ----------------------------------------------------------------
+    def run(self, job: dict) -> dict[str, Any]:
+        """A reply dict for `job`; never raises."""
+        try:
+            results = self._run(job)
+            reply = {"id": job.get("id"), "ok": True, "results": results}
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a reply
+            error = error_payload(exc)
+            if error["kind"] == "internal":
+                logger.exception("job %s failed", job.get("id"))
+            else:
+                logger.info("job %s refused: %s", job.get("id"), exc)
+            reply = {"id": job.get("id"), "ok": False, "error": error}
+        self.served += 1
+        reply["worker"] = self.info()
+        return reply
+
+    def _run(self, job: dict) -> list[list[dict]]:
+        expires = job.get("expires_at")
+        if expires is not None and time.time() > expires:
+            raise JobError("expired", "the gateway stopped waiting for this job")
+        pipe = self.pipes.get(job["model"])
+        if pipe is None:
+            raise JobError("unknown_model", f"this worker does not serve model {job['model']!r}",
+                           value=sorted(self.pipes))
+        limits = job.get("limits", {})
+        max_tokens = int(limits.get("max_tokens_per_sentence", 10**9))
+        max_sents = int(limits.get("max_sentences", 10**9))
+        prepared = [self._prepare(pipe, item, max_tokens) for item in job["items"]]
+        n = sum(len(p) for p in prepared)
+        if n > max_sents:
+            raise LimitError("too_many_sentences",
+                             f"the text splits into {n} sentences, more than"
+                             f" max_sentences={max_sents}", limit="max_sentences",
+                             value=max_sents, got=n)
+        decoder = job["decoder"]
+        budget = dict(job.get("budget") or {})
+        deadline_at = job.get("deadline_at")
+        fields = pipe.decoders().get(decoder, {}).get("fields", ())
+        out = []
+        for sents in prepared:
+            trees = []
+            for forms, tags, offsets in sents:
+                if deadline_at is not None and "deadline_ms" in fields:
+                    budget["deadline_ms"] = max(1.0, (deadline_at - time.time()) * 1000.0)
+                if tags is None:
+                    tree = pipe.parse_words(forms, decoder, budget, offsets=offsets)
+                else:
+                    tree = pipe.parse_words(forms, decoder, budget, upos=tags[0], xpos=tags[1],
+                                            lemmas=tags[2])
+                trees.append(tree_dict(tree))
+            out.append(trees)
+        return out
+
+    @staticmethod
+    def _prepare(pipe: Pipeline, item: dict, max_tokens: int) -> list[tuple]:
+        """[(forms, tags or None, offsets or None)] for one item, limits checked."""
+        kind = item["kind"]
+        if kind in ("sentence", "document"):
+            sents = pipe.tokenize(item["text"], split=kind == "document")
+            if kind == "sentence":
+                sents = [[t for s in sents for t in s]]
+            out = []
+            for s in sents:
+                if not s:
+                    raise JobError("empty_sentence", "the sentence has no tokens")
+                out.append(([f for f, _, _ in s], None, [(a, b) for _, a, b in s]))
+        elif kind == "tokens":
+            out = [(list(item["forms"]), None, None)]
+        elif kind == "tagged":
+            out = [(list(item["forms"]), (item["upos"], item["xpos"], item["lemmas"]), None)]
+        else:
+            raise JobError("invalid_input", f"unknown item kind {kind!r}")
+        for forms, _, _ in out:
+            if len(forms) > max_tokens:
+                raise LimitError("too_many_tokens",
+                                 f"a sentence has {len(forms)} tokens, more than"
+                                 f" max_tokens_per_sentence={max_tokens}",
+                                 limit="max_tokens_per_sentence", value=max_tokens,
+                                 got=len(forms))
+        return out

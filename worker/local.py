@@ -1,0 +1,52 @@
+"""A worker process of the local backend: one duplex pipe to the gateway.
+
+Messages in: {"type": "job", "job": {...}} or {"type": "stop"}.
+Messages out: {"type": "hello", "catalogue", "worker"} once models are loaded and
+warmed; {"type": "result", "reply"} per job; {"type": "fatal", "message"} if the
+models cannot be loaded (the gateway then stops restarting workers).
+The worker ignores SIGINT (the gateway stops it) and exits when the pipe closes.
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from multiprocessing.connection import Connection
+
+from .config import WorkerConfig
+from .engine import Engine
+
+logger = logging.getLogger(__name__)
+
+
+def run_local_worker(conn: Connection, cfg: dict, name: str, log_level: int = logging.INFO) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.basicConfig(level=log_level, stream=sys.stderr,
+                        format=f"%(asctime)s %(levelname)s [{name}] %(name)s: %(message)s")
+    engine = Engine(WorkerConfig.from_dict(cfg), name=name)
+    try:
+        engine.load()
+        if engine.cfg.warm_up:
+            engine.warm_up()
+    except Exception as exc:  # noqa: BLE001 - reported to the gateway, then exit
+        logger.exception("cannot start worker %s", name)
+        conn.send({"type": "fatal", "message": f"{type(exc).__name__}: {exc}"})
+        conn.close()
+        return
+    conn.send({"type": "hello", "catalogue": engine.catalogue(), "worker": engine.info()})
+    logger.info("worker %s ready: %s", name, ", ".join(sorted(engine.pipes)))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            break
+        if msg.get("type") == "stop":
+            break
+        if msg.get("type") == "job":
+            reply = engine.run(msg["job"])
+            reply["recycle"] = engine.should_recycle()
+            try:
+                conn.send({"type": "result", "reply": reply})
+            except (BrokenPipeError, OSError):
+                break
+    logger.info("worker %s exits after %d jobs", name, engine.served)

@@ -1,0 +1,76 @@
+"""The job and reply shapes passed between the gateway and workers, as plain dicts.
+
+A job (JSON-serialisable, so it travels over a pipe or a Redis stream):
+
+    {"id": "hex", "model": "en_ewt", "decoder": "greedy", "budget": {...},
+     "deadline_at": unix time or None, "expires_at": unix time or None,
+     "limits": {"max_tokens_per_sentence": 250, "max_sentences": 256},
+     "items": [{"kind": "sentence", "text": "..."},          # raw text, one sentence
+               {"kind": "document", "text": "..."},          # raw text, split here
+               {"kind": "tokens", "forms": [...]},           # pre-tokenized, tagged here
+               {"kind": "tagged", "forms": [...], "upos": [...], "xpos": [...],
+                "lemmas": [...]}]}                           # tags kept
+
+A reply is {"id", "ok": True, "results": [[tree, ...] per item], "worker": {...}}
+or {"id", "ok": False, "error": {"kind", "code", "message", "limit", "value", "got"},
+"worker": {...}}. A tree is {"tokens": [{id, form, lemma, upos, xpos, head, deprel,
+start?, end?}], "score", "stats"}. Error kinds: "limit" (a size limit, HTTP 413),
+"input" / "budget" / "model" (a bad value, 422), "internal" (a bug, 500),
+"crashed" (the worker died on the job, 503).
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from models.errors import DeptreeError, ModelError
+
+logger = logging.getLogger(__name__)
+
+
+class JobError(DeptreeError):
+    """A request the worker refuses; `kind` says which HTTP family it belongs to."""
+
+    kind = "input"
+
+    def __init__(self, code: str, message: str, *, limit: str | None = None,
+                 value: Any = None, got: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.limit = limit
+        self.value = value
+        self.got = got
+
+
+class LimitError(JobError):
+    """A size limit exceeded (sentences, tokens, characters, body)."""
+
+    kind = "limit"
+
+
+def error_payload(exc: BaseException) -> dict[str, Any]:
+    """The reply's `error` for an exception raised while running a job."""
+    if isinstance(exc, JobError):
+        return {"kind": exc.kind, "code": exc.code, "message": exc.message,
+                "limit": exc.limit, "value": exc.value, "got": exc.got}
+    from models.graph.decoders import BudgetError
+
+    if isinstance(exc, BudgetError):
+        return {"kind": "budget", "code": "invalid_budget", "message": str(exc)}
+    if isinstance(exc, ModelError):
+        return {"kind": "model", "code": "model_error", "message": str(exc)}
+    if isinstance(exc, DeptreeError):
+        return {"kind": "input", "code": "invalid_input", "message": str(exc)}
+    return {"kind": "internal", "code": "internal_error",
+            "message": f"{type(exc).__name__}: {exc}"}
+
+
+def rss_bytes() -> int:
+    """Resident set size of this process (Linux /proc; 0 where unavailable)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0

@@ -1,0 +1,244 @@
+"""A worker of the redis backend: consumes jobs from a Redis Stream consumer group.
+
+Keys, under a prefix P (default "deptree"):
+  P:jobs            the stream; each entry {"job": json}; group "workers"
+  P:reply:<job id>  list the reply is pushed to (expires after a minute)
+  P:workers         set of live worker names; P:worker:<name> their heartbeat
+                    (pid, host, served, rss, busy entry), expiring after a few seconds
+  P:models          hash model name -> catalogue entry (versions, decoders, labels)
+
+A job is acknowledged (XACK + XDEL) only after its reply is pushed, so a worker
+that dies while holding one leaves it pending; the others take it over with
+XAUTOCLAIM once it has been idle `claim_idle_ms`. A live worker keeps its own
+entry fresh (XCLAIM JUSTID) while it decodes, so long jobs are not stolen. A job
+delivered more than `max_deliveries` times is answered with a "crashed" error
+instead of being tried again (a request that kills every worker).
+
+`run_supervised` is `deptree worker`: it keeps N such processes alive, starting a
+new one when one exits to be recycled or crashes, and stops on SIGTERM/SIGINT.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing as mp
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+
+import redis
+
+from .config import WorkerConfig
+from .engine import Engine
+
+logger = logging.getLogger(__name__)
+
+GROUP = "workers"
+EXIT_STOP, EXIT_FATAL, EXIT_RECYCLE = 0, 2, 3
+
+
+def keys(prefix: str) -> dict[str, str]:
+    return {"stream": f"{prefix}:jobs", "workers": f"{prefix}:workers",
+            "models": f"{prefix}:models", "worker": f"{prefix}:worker:", "reply": f"{prefix}:reply:"}
+
+
+def ensure_group(r: redis.Redis, stream: str) -> None:
+    try:
+        r.xgroup_create(stream, GROUP, id="0", mkstream=True)
+    except redis.ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+class StreamWorker:
+    def __init__(self, cfg: WorkerConfig, redis_url: str, prefix: str = "deptree",
+                 name: str | None = None, claim_idle_ms: int = 5000, max_deliveries: int = 3,
+                 block_ms: int = 1000, heartbeat_s: float = 1.0) -> None:
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}"
+        self.engine = Engine(cfg, name=self.name)
+        self.url = redis_url
+        self.k = keys(prefix)
+        self.claim_idle_ms = claim_idle_ms
+        self.max_deliveries = max_deliveries
+        self.block_ms = block_ms
+        self.heartbeat_s = heartbeat_s
+        self.current: str | None = None
+        self.stop = threading.Event()
+
+    def _client(self) -> redis.Redis:
+        return redis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=2,
+                                    socket_timeout=self.block_ms / 1000 + 5)
+
+    # ---- main loop -------------------------------------------------------------
+    def run(self) -> int:
+        try:
+            self.engine.load()
+            if self.engine.cfg.warm_up:
+                self.engine.warm_up()
+        except Exception:  # noqa: BLE001 - a worker that cannot load its models stops
+            logger.exception("cannot start worker %s", self.name)
+            return EXIT_FATAL
+        r = self._client()
+        hb = threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True)
+        started = False
+        last_claim = 0.0
+        code = EXIT_STOP
+        while not self.stop.is_set():
+            try:
+                if not started:
+                    ensure_group(r, self.k["stream"])
+                    for name, info in self.engine.catalogue().items():
+                        r.hset(self.k["models"], name, json.dumps(info))
+                    hb.start()
+                    started = True
+                    logger.info("worker %s consuming %s", self.name, self.k["stream"])
+                entries: list = []
+                if time.monotonic() - last_claim > self.claim_idle_ms / 2000:
+                    last_claim = time.monotonic()
+                    entries = self._reclaim(r)
+                if not entries:
+                    resp = r.xreadgroup(GROUP, self.name, {self.k["stream"]: ">"}, count=1,
+                                        block=self.block_ms)
+                    entries = resp[0][1] if resp else []
+                for entry_id, fields in entries:
+                    self._handle(r, entry_id, fields)
+            except redis.RedisError as exc:
+                logger.warning("worker %s: redis error (%s); retrying in 1s", self.name, exc)
+                time.sleep(1.0)
+                continue
+            reason = self.engine.should_recycle()
+            if reason:
+                logger.info("worker %s recycles (%s) after %d jobs", self.name, reason,
+                            self.engine.served)
+                code = EXIT_RECYCLE
+                break
+        self.stop.set()
+        try:
+            r.srem(self.k["workers"], self.name)
+            r.delete(self.k["worker"] + self.name)
+        except redis.RedisError:
+            pass
+        return code
+
+    def _reclaim(self, r: redis.Redis) -> list:
+        """Entries of dead consumers idle for claim_idle_ms; poison jobs answered here."""
+        res = r.xautoclaim(self.k["stream"], GROUP, self.name, self.claim_idle_ms,
+                           start_id="0-0", count=4)
+        out = []
+        for entry_id, fields in res[1]:
+            if not fields:
+                r.xack(self.k["stream"], GROUP, entry_id)
+                continue
+            pend = r.xpending_range(self.k["stream"], GROUP, min=entry_id, max=entry_id, count=1)
+            times = pend[0]["times_delivered"] if pend else 1
+            logger.warning("worker %s reclaimed %s (delivery %d)", self.name, entry_id, times)
+            if times > self.max_deliveries:
+                job = json.loads(fields["job"])
+                reply = {"id": job.get("id"), "ok": False, "worker": self.engine.info(),
+                         "error": {"kind": "crashed", "code": "worker_crashed",
+                                   "message": f"the job was tried {times - 1} times and every"
+                                              " worker holding it died"}}
+                self._reply(r, entry_id, job, reply)
+                continue
+            out.append((entry_id, fields))
+        return out
+
+    def _handle(self, r: redis.Redis, entry_id: str, fields: dict) -> None:
+        try:
+            job = json.loads(fields["job"])
+        except (KeyError, TypeError, ValueError):
+            logger.error("dropping malformed stream entry %s", entry_id)
+            r.xack(self.k["stream"], GROUP, entry_id)
+            r.xdel(self.k["stream"], entry_id)
+            return
+        self.current = entry_id
+        try:
+            reply = self.engine.run(job)
+        finally:
+            self.current = None
+        self._reply(r, entry_id, job, reply)
+
+    def _reply(self, r: redis.Redis, entry_id: str, job: dict, reply: dict) -> None:
+        key = self.k["reply"] + str(job.get("id"))
+        pipe = r.pipeline()
+        pipe.rpush(key, json.dumps(reply))
+        pipe.expire(key, 60)
+        pipe.xack(self.k["stream"], GROUP, entry_id)
+        pipe.xdel(self.k["stream"], entry_id)
+        pipe.execute()
+
+    def _heartbeat(self) -> None:
+        r = redis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=1,
+                                 socket_timeout=2)
+        ttl = max(3, int(4 * self.heartbeat_s))
+        while not self.stop.is_set():
+            try:
+                info = self.engine.info()
+                info.update(host=socket.gethostname(), busy=self.current,
+                            models=sorted(self.engine.pipes))
+                pipe = r.pipeline()
+                pipe.set(self.k["worker"] + self.name, json.dumps(info), ex=ttl)
+                pipe.sadd(self.k["workers"], self.name)
+                if self.current:
+                    pipe.xclaim(self.k["stream"], GROUP, self.name, 0, [self.current],
+                                justid=True)
+                pipe.execute()
+            except redis.RedisError as exc:
+                logger.debug("heartbeat failed: %s", exc)
+            self.stop.wait(self.heartbeat_s)
+
+
+# ---- processes -------------------------------------------------------------------
+def run_stream_worker(cfg: dict, redis_url: str, prefix: str, name: str | None = None,
+                      claim_idle_ms: int = 5000, max_deliveries: int = 3,
+                      log_level: int = logging.INFO) -> None:
+    """Process entry: run one StreamWorker until stopped; exit code says why it ended."""
+    logging.basicConfig(level=log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    w = StreamWorker(WorkerConfig.from_dict(cfg), redis_url, prefix, name=name,
+                     claim_idle_ms=claim_idle_ms, max_deliveries=max_deliveries)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: w.stop.set())
+    sys.exit(w.run())
+
+
+def run_supervised(cfg: WorkerConfig, redis_url: str, prefix: str = "deptree",
+                   processes: int = 1, claim_idle_ms: int = 5000, max_deliveries: int = 3) -> int:
+    """Keep `processes` stream workers alive until SIGTERM/SIGINT (`deptree worker`)."""
+    ctx = mp.get_context("spawn")
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    args = (cfg.to_dict(), redis_url, prefix, None, claim_idle_ms, max_deliveries,
+            logging.getLogger().level or logging.INFO)
+    procs: list = [None] * processes
+    failures = [0] * processes
+    code = 0
+    while not stopping.is_set():
+        for i, p in enumerate(procs):
+            if p is not None and p.is_alive():
+                continue
+            if p is not None:
+                if p.exitcode == EXIT_FATAL:
+                    logger.error("worker %d cannot start (see above); stopping", i)
+                    stopping.set()
+                    code = EXIT_FATAL
+                    break
+                failures[i] = 0 if p.exitcode == EXIT_RECYCLE else failures[i] + 1
+                logger.warning("worker process %d exited with %s; starting another", p.pid,
+                               p.exitcode)
+                if failures[i]:
+                    time.sleep(min(30.0, 0.5 * 2 ** failures[i]))
+            procs[i] = ctx.Process(target=run_stream_worker, args=args, daemon=False)
+            procs[i].start()
+        stopping.wait(0.5)
+    for p in procs:
+        if p is not None and p.is_alive():
+            p.terminate()
+    for p in procs:
+        if p is not None:
+            p.join(timeout=30)
+    return code
