@@ -1,0 +1,49 @@
+"""GET /health (liveness), GET /ready (readiness) and GET /metrics (Prometheus)."""
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse, Response
+
+from ... import metrics
+from ...cache import RedisCache
+from ..deps import CacheDep, DispatcherDep, SettingsDep
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/health", summary="Liveness: the gateway answers")
+async def health() -> dict:
+    return {"status": "ok"}
+
+
+@router.get("/ready", summary="Readiness: models warm, workers up, cache state")
+async def ready(dispatcher: DispatcherDep, cache: CacheDep, settings: SettingsDep) -> Response:
+    """200 when at least one worker is up with its models warmed. The cache is
+    reported (`up`, `down`, `disabled`); a Redis outage makes the status
+    `degraded` but keeps 200 (requests are served uncached) unless
+    `ready_requires_cache` is set."""
+    if isinstance(cache, RedisCache):
+        await cache.ping()
+    metrics.CACHE_UP.set(1 if cache.up else 0)
+    st = dispatcher.status()
+    cat = dispatcher.catalogue()
+    workers_ok = st["workers_up"] > 0 and bool(cat)
+    cache_st = cache.status()
+    ok = workers_ok and (cache.up or not settings.ready_requires_cache)
+    status = "ready" if ok and cache.up else ("degraded" if ok else "not_ready")
+    body = {"ready": ok, "status": status,
+            "models": {n: {"version": i.get("version"), "decoders": sorted(i.get("decoders", {}))}
+                       for n, i in cat.items()},
+            "workers": st, "cache": cache_st}
+    return JSONResponse(body, status_code=200 if ok else 503)
+
+
+@router.get("/metrics", summary="Prometheus metrics", include_in_schema=True)
+async def prometheus(dispatcher: DispatcherDep) -> Response:
+    dispatcher.status()          # refreshes the worker gauges
+    data, ctype = metrics.render()
+    return Response(data, media_type=ctype)

@@ -1,0 +1,34 @@
+"""GET /models: what the workers serve (versions, languages, labels, decoders, budgets)."""
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter
+
+from ...service import default_model
+from ..deps import DispatcherDep, SettingsDep
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter(prefix="/models", tags=["models"])
+
+
+@router.get("", summary="Loaded models, their decoders and default budgets")
+async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
+    """`models` is keyed by name (as UDPipe's /models is), each entry with `version`,
+    `language`, `labels`, `components` and `decoders` -> {fields, defaults}; the
+    defaults include the settings' `default_budget`."""
+    cat = dispatcher.catalogue()
+    models = {}
+    for name, info in cat.items():
+        info = dict(info)
+        decs = {}
+        for dec, d in info.get("decoders", {}).items():
+            defaults = dict(d.get("defaults", {}))
+            defaults.update({k: v for k, v in settings.default_budget.get(dec, {}).items()
+                             if k in d.get("fields", ())})
+            decs[dec] = {"fields": d.get("fields", []), "defaults": defaults}
+        info["decoders"] = decs
+        models[name] = info
+    return {"models": models, "default_model": default_model(settings, cat) if cat else None,
+            "default_decoder": settings.default_decoder}

@@ -1,0 +1,146 @@
+"""POST /process: the UDPipe REST endpoint, so UDPipe clients work unchanged.
+
+Fields (form-encoded, multipart, JSON or query string): `data` (required),
+`model`, `tokenizer`, `tagger`, `parser`, `input` = conllu | horizontal |
+vertical (ignored when `tokenizer` is present: `data` is then raw text, split into
+sentences; `tokenizer=presegmented` takes one sentence a line), `output` =
+conllu. As in UDPipe, CoNLL-U input keeps its tags unless `tagger` is sent, and
+every line the parser does not own is written back as it came. `parser` may carry
+deptree options: `parser=decoder=greedy;restarts=50`. The answer is
+`{"model", "acknowledgements", "result"}`.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import APIRouter, Request
+from fastapi.datastructures import UploadFile
+from fastapi.responses import JSONResponse
+
+from models.conllu import format_sentence
+
+from ... import metrics
+from ...errors import ServiceError
+from ...formats import (
+    parse_options,
+    read_conllu_items,
+    read_horizontal,
+    read_vertical,
+    to_conllu,
+)
+from ...schemas import ErrorResponse, ProcessResponse
+from ...service import item_from_text, items_from_sentences, sentence_results
+from ..deps import ServiceDep, SettingsDep, decode_utf8, load_json
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter(prefix="/process", tags=["udpipe"])
+
+ACKNOWLEDGEMENTS = ["deptree: graph-based dependency parser with per-request decoder and"
+                    " budget (UDPipe-compatible REST endpoint)"]
+FIELDS = ("data", "model", "tokenizer", "tagger", "parser", "input", "output")
+
+
+async def _fields(request: Request, max_bytes: int) -> dict[str, str]:
+    out: dict[str, Any] = dict(request.query_params)
+    if request.method == "POST":
+        ctype = request.headers.get("content-type", "").split(";")[0].strip()
+        if ctype.endswith("json"):
+            data = load_json(await request.body())
+            if not isinstance(data, dict):
+                raise ServiceError("wrong_type", "the JSON body must be an object")
+            out.update(data)
+        elif ctype == "application/x-www-form-urlencoded":
+            try:
+                out.update(parse_qsl(decode_utf8(await request.body()), keep_blank_values=True,
+                                     encoding="utf-8", errors="strict"))
+            except UnicodeDecodeError as exc:
+                raise ServiceError("invalid_utf8", f"a form field is not valid UTF-8: {exc}") \
+                    from None
+        elif ctype == "multipart/form-data":
+            form = await request.form(max_part_size=max_bytes)
+            for k, v in form.multi_items():
+                if isinstance(v, UploadFile):
+                    v = decode_utf8(await v.read())
+                out[k] = v
+        elif ctype:
+            raise ServiceError("unsupported_media_type", f"unsupported content type {ctype!r}")
+    for k in FIELDS:
+        if k in out and not isinstance(out[k], str):
+            raise ServiceError("wrong_type", f"field {k} must be a string", value=k)
+    return out
+
+
+def _model(name: str | None, cat: dict) -> str | None:
+    """Exact name, else the first model whose name starts with it (UDPipe matching)."""
+    if not name or name in cat:
+        return name
+    return next((m for m in sorted(cat) if m.startswith(name)), name)
+
+
+_DOC = {"response_model": ProcessResponse,
+        "responses": {code: {"model": ErrorResponse} for code in (400, 413, 422, 503)},
+        "summary": "UDPipe-compatible processing (CoNLL-U result)"}
+
+
+@router.post("", operation_id="process_post", **_DOC)
+async def process(request: Request, service: ServiceDep, settings: SettingsDep) -> JSONResponse:
+    f = await _fields(request, settings.max_body_bytes)
+    data = f.get("data")
+    if data is None:
+        raise ServiceError("missing_input", "the request needs a `data` field")
+    output = f.get("output") or "conllu"
+    if not output.startswith("conllu"):
+        raise ServiceError("unsupported_format", f"output {output!r} is not supported; use"
+                           " conllu", value=output)
+    opts = parse_options(f.get("parser") or "")
+    decoder = opts.pop("decoder", None)
+    conllu_sents = None
+    if "tokenizer" in f:
+        if f["tokenizer"] and "presegmented" in f["tokenizer"]:
+            lines = [ln for ln in data.splitlines() if ln.strip()]
+            items = items_from_sentences(lines, settings)
+        else:
+            items = [item_from_text(data, settings)]
+    else:
+        fmt = f.get("input") or "conllu"
+        if len(data) > settings.max_chars:
+            raise ServiceError("too_many_characters", f"data exceeds max_chars="
+                               f"{settings.max_chars} (got {len(data)})", limit="max_chars",
+                               value=settings.max_chars, got=len(data))
+        if fmt == "conllu":
+            conllu_sents, items = read_conllu_items(data, "tagger" not in f, settings)
+        elif fmt == "horizontal":
+            items = read_horizontal(data, settings)
+        elif fmt == "vertical":
+            items = read_vertical(data, settings)
+        else:
+            raise ServiceError("unsupported_format", f"input {fmt!r} is not one of conllu,"
+                               " horizontal, vertical", value=fmt)
+    plan = service.plan(_model(f.get("model"), service.dispatcher.catalogue()), decoder, opts,
+                        items)
+    metrics.IN_FLIGHT.inc()
+    try:
+        await service.run(plan)
+    finally:
+        metrics.IN_FLIGHT.dec()
+    if conllu_sents is not None:
+        parts = []
+        for sent, it, (trees, _) in zip(conllu_sents, plan.items, plan.results):
+            tree = trees[0]
+            toks = tree["tokens"]
+            sent.set_tree([-1] + [t["head"] for t in toks], [""] + [t["deprel"] for t in toks])
+            if it.kind == "tokens":          # tagged by the model: write its tags too
+                for w, t in zip(sent.words, toks):
+                    w.upos, w.xpos, w.lemma = t["upos"], t["xpos"], t["lemma"]
+            parts.append(format_sentence(sent))
+        result = "".join(parts)
+    else:
+        result = to_conllu(sentence_results(plan))
+    return JSONResponse({"model": plan.model, "acknowledgements": ACKNOWLEDGEMENTS,
+                         "result": result})
+
+
+router.get("", operation_id="process_get", **_DOC)(process)

@@ -1,0 +1,205 @@
+"""Result cache: Redis when a URL is set, an in-process LRU otherwise, or none.
+
+Keys are sha256 over (model name and version, decoder, effective budget without
+`deadline_ms`, seed, input kind, tokens or text): a seeded decoder gives the same
+tree for the same key, and a deadline only matters when it hit, in which case
+the tree is not stored (see `app.service`). Values are the JSON of a list of trees.
+
+A Redis failure (timeout, refused connection) never fails a request: the cache
+answers "miss", stores nothing, marks itself down (reported by /ready and the
+`deptree_cache_up` gauge) and tries Redis again after `redis_retry_s`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections import OrderedDict
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+KEY_PREFIX = "deptree:cache:"
+
+
+def cache_key(model: str, version: str, decoder: str, budget: dict[str, Any], kind: str,
+              payload: Any) -> str:
+    b = {k: v for k, v in budget.items() if k != "deadline_ms"}
+    blob = json.dumps({"m": model, "v": version, "d": decoder, "b": b, "s": b.get("seed"),
+                       "k": kind, "x": payload}, sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class NullCache:
+    backend = "none"
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+    async def get_many(self, keys: list[str]) -> dict[str, Any]:
+        return {}
+
+    async def set_many(self, items: dict[str, Any]) -> None:
+        pass
+
+    def status(self) -> dict[str, Any]:
+        return {"backend": self.backend, "status": "disabled"}
+
+    @property
+    def up(self) -> bool:
+        return True
+
+
+class LRUCache(NullCache):
+    backend = "memory"
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.data: OrderedDict[str, str] = OrderedDict()
+
+    async def get_many(self, keys: list[str]) -> dict[str, Any]:
+        out = {}
+        for k in keys:
+            v = self.data.get(k)
+            if v is not None:
+                self.data.move_to_end(k)
+                out[k] = json.loads(v)
+        return out
+
+    async def set_many(self, items: dict[str, Any]) -> None:
+        for k, v in items.items():
+            self.data[k] = json.dumps(v)
+            self.data.move_to_end(k)
+        while len(self.data) > self.size:
+            self.data.popitem(last=False)
+
+    def status(self) -> dict[str, Any]:
+        return {"backend": self.backend, "status": "up", "entries": len(self.data)}
+
+
+class RedisCache(NullCache):
+    backend = "redis"
+
+    def __init__(self, url: str, ttl_s: int, timeout_s: float, retry_s: float,
+                 maxmemory: str | None = None, policy: str | None = None) -> None:
+        self.url = url
+        self.ttl_s = ttl_s
+        self.timeout_s = timeout_s
+        self.retry_s = retry_s
+        self.maxmemory = maxmemory
+        self.policy = policy
+        self.client = None
+        self.down_since: float | None = None
+        self.last_error: str | None = None
+        self.errors = 0
+
+    async def start(self) -> None:
+        import redis.asyncio as aioredis
+
+        self.client = aioredis.Redis.from_url(
+            self.url, socket_timeout=self.timeout_s, socket_connect_timeout=self.timeout_s,
+            retry_on_timeout=False, health_check_interval=0)
+        try:
+            await self.client.ping()
+            for name, value in (("maxmemory", self.maxmemory),
+                                ("maxmemory-policy", self.policy)):
+                if value:
+                    try:
+                        await self.client.config_set(name, value)
+                    except Exception as exc:  # noqa: BLE001 - managed Redis may forbid it
+                        logger.warning("cannot set Redis %s=%s: %s", name, value, exc)
+        except Exception as exc:  # noqa: BLE001
+            self._failed(exc)
+
+    async def stop(self) -> None:
+        if self.client is not None:
+            try:
+                await self.client.aclose()
+            except Exception:  # noqa: BLE001
+                pass
+
+    @property
+    def up(self) -> bool:
+        return self.down_since is None
+
+    def _failed(self, exc: BaseException) -> None:
+        self.errors += 1
+        self.last_error = f"{type(exc).__name__}: {exc}"
+        if self.down_since is None:
+            logger.warning("Redis cache down, serving uncached: %s", self.last_error)
+            self.down_since = time.monotonic()
+        else:
+            self.down_since = time.monotonic()     # restart the retry wait
+
+    def _usable(self) -> bool:
+        if self.client is None:
+            return False
+        return self.down_since is None or time.monotonic() - self.down_since >= self.retry_s
+
+    def _ok(self) -> None:
+        if self.down_since is not None:
+            logger.info("Redis cache back up")
+        self.down_since = None
+
+    async def get_many(self, keys: list[str]) -> dict[str, Any]:
+        if not keys or not self._usable():
+            return {}
+        try:
+            vals = await self.client.mget([KEY_PREFIX + k for k in keys])
+        except Exception as exc:  # noqa: BLE001 - an outage is a miss, never an error
+            self._failed(exc)
+            return {}
+        self._ok()
+        out = {}
+        for k, v in zip(keys, vals):
+            if v is not None:
+                try:
+                    out[k] = json.loads(v)
+                except ValueError:
+                    pass
+        return out
+
+    async def set_many(self, items: dict[str, Any]) -> None:
+        if not items or not self._usable():
+            return
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for k, v in items.items():
+                pipe.set(KEY_PREFIX + k, json.dumps(v), ex=self.ttl_s)
+            await pipe.execute()
+        except Exception as exc:  # noqa: BLE001
+            self._failed(exc)
+            return
+        self._ok()
+
+    async def ping(self) -> None:
+        """Re-check an outage now (used by /ready)."""
+        if self.client is None or not self._usable():
+            return
+        try:
+            await self.client.ping()
+        except Exception as exc:  # noqa: BLE001
+            self._failed(exc)
+            return
+        self._ok()
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"backend": self.backend, "status": "up" if self.up else "down"}
+        if not self.up:
+            out["error"] = self.last_error
+        return out
+
+
+def make_cache(settings) -> NullCache:
+    if not settings.cache:
+        return NullCache()
+    if settings.redis_url:
+        return RedisCache(settings.redis_url, settings.cache_ttl_s, settings.redis_timeout_s,
+                          settings.redis_retry_s, settings.redis_maxmemory,
+                          settings.redis_maxmemory_policy)
+    return LRUCache(settings.cache_lru_size)

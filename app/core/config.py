@@ -1,0 +1,97 @@
+"""Service settings from environment variables (prefix `DEPTREE_`) and `.env`.
+
+One pydantic-settings `Settings` read once through `get_settings()`; tests
+override it with `app.dependency_overrides[get_settings]` or by passing a
+`Settings` to `create_app`. Lists may be given as JSON or, for paths, as an
+os.pathsep-separated string (`DEPTREE_MODEL_DIRS=/a:/b`).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+logger = logging.getLogger(__name__)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DEPTREE_", env_file=".env", extra="ignore")
+
+    # ---- server and dispatch -------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = Field(1, ge=0, description="worker processes started by the gateway")
+    backend: Literal["local", "redis"] = "local"
+    redis_url: str | None = Field(None, description="Redis for the cache and the redis backend")
+    stream: str = Field("deptree", description="key prefix of the redis backend's stream")
+    request_timeout_s: float = Field(120.0, gt=0, description="answer 504 after this long")
+    worker_start_timeout_s: float = 300.0
+    max_requests_per_worker: int = Field(0, ge=0, description="recycle after N requests; 0 = never")
+    max_worker_rss_mb: float = Field(0, ge=0, description="recycle above this RSS; 0 = never")
+    chunk_sentences: int = Field(16, ge=1, description="sentences per job sent to one worker")
+    claim_idle_ms: int = Field(5000, ge=100, description="redis: reclaim entries idle this long")
+    max_deliveries: int = Field(3, ge=1, description="redis: give up on a job after N deliveries")
+
+    # ---- models and defaults -------------------------------------------------
+    models: Annotated[list[str], NoDecode] = ["en_ewt"]
+    model_dirs: Annotated[list[Path], NoDecode] = []
+    default_model: str | None = None            # first of `models` when unset
+    default_decoder: str = "greedy"
+    default_budget: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description='per-decoder budget defaults, e.g. {"greedy": {"restarts": 50}}')
+
+    # ---- cache ---------------------------------------------------------------
+    cache: bool = True
+    cache_ttl_s: int = Field(86400, ge=1)
+    cache_lru_size: int = Field(10000, ge=0, description="in-process LRU entries (no Redis)")
+    redis_timeout_s: float = Field(0.25, gt=0)
+    redis_retry_s: float = Field(2.0, ge=0, description="after an outage, retry Redis after")
+    redis_maxmemory: str | None = Field(None, description='CONFIG SET maxmemory, e.g. "256mb"')
+    redis_maxmemory_policy: str | None = Field(None, description='e.g. "allkeys-lru"')
+    ready_requires_cache: bool = Field(
+        False, description="report not ready (503) while the Redis cache is down")
+
+    # ---- limits --------------------------------------------------------------
+    max_sentences: int = Field(256, ge=1)
+    max_tokens_per_sentence: int = Field(250, ge=1)
+    max_chars: int = Field(1_000_000, ge=1)
+    max_body_bytes: int = Field(2_000_000, ge=1)
+    max_restarts: int = Field(2000, ge=1)
+    max_converge: int = Field(2000, ge=1)
+    max_beam: int = Field(64, ge=1)
+    max_samples: int = Field(10000, ge=1)
+    deadline_cap_ms: float = Field(10000, gt=0)
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _split_names(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = json.loads(v) if v.strip().startswith("[") else [s for s in v.split(",") if s]
+        return v
+
+    @field_validator("model_dirs", mode="before")
+    @classmethod
+    def _split_dirs(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = json.loads(v) if v.strip().startswith("[") else [s for s in v.split(os.pathsep) if s]
+        return v
+
+    def budget_caps(self) -> dict[str, tuple[str, float]]:
+        """Budget field -> (limit name, largest allowed value)."""
+        return {"restarts": ("max_restarts", self.max_restarts),
+                "converge": ("max_converge", self.max_converge),
+                "beam": ("max_beam", self.max_beam),
+                "samples": ("max_samples", self.max_samples),
+                "deadline_ms": ("deadline_cap_ms", self.deadline_cap_ms)}
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,41 @@
+"""The one interface both dispatch backends implement.
+
+`submit(job, timeout)` sends a job (see `worker.protocol`) to some worker and
+returns its reply dict, or raises a `ServiceError` (503 when no worker can take
+it or the worker died on it, 504 on timeout). `catalogue()` is what the workers
+reported about their models (versions, decoders with budget fields and defaults,
+labels), which the gateway validates requests against, so a decoder registered in
+`models/` reaches the API without a gateway change.
+"""
+from __future__ import annotations
+
+import abc
+import logging
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+class Dispatcher(abc.ABC):
+    backend = "?"
+
+    @abc.abstractmethod
+    async def start(self) -> None: ...
+
+    @abc.abstractmethod
+    async def stop(self) -> None: ...
+
+    @abc.abstractmethod
+    async def submit(self, job: dict[str, Any], timeout: float) -> dict[str, Any]: ...
+
+    @abc.abstractmethod
+    def catalogue(self) -> dict[str, dict[str, Any]]: ...
+
+    @abc.abstractmethod
+    def status(self) -> dict[str, Any]:
+        """{"backend", "workers_up", "workers": [...], "queue_depth", "in_flight", "error"}"""
+
+    @property
+    def ready(self) -> bool:
+        st = self.status()
+        return st["workers_up"] > 0 and bool(self.catalogue())

@@ -1,0 +1,161 @@
+"""Redis backend: jobs go onto a Redis Stream, any number of workers consume them.
+
+The gateway XADDs each job and waits (BLPOP) on the job's reply key; workers
+(`deptree worker --redis-url ...` anywhere, plus `workers` local processes the
+gateway starts and restarts itself) read with a consumer group, reply, then
+acknowledge, and reclaim the pending entries of dead workers with XAUTOCLAIM (see
+`worker.stream`). A monitor task reads the worker heartbeats, the model catalogue
+the workers published and the group's backlog once a second for /ready, /models
+and the queue-depth gauge.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import multiprocessing as mp
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from worker.config import WorkerConfig
+from worker.stream import EXIT_FATAL, GROUP, keys, run_stream_worker
+
+from .. import metrics
+from ..errors import ServiceError
+from .base import Dispatcher
+
+logger = logging.getLogger(__name__)
+
+
+class RedisDispatcher(Dispatcher):
+    backend = "redis"
+
+    def __init__(self, url: str, prefix: str, n_local: int, cfg: WorkerConfig,
+                 claim_idle_ms: int = 5000, max_deliveries: int = 3,
+                 log_level: int = logging.INFO) -> None:
+        self.url = url
+        self.k = keys(prefix)
+        self.prefix = prefix
+        self.n_local = n_local
+        self.cfg = cfg
+        self.claim_idle_ms = claim_idle_ms
+        self.max_deliveries = max_deliveries
+        self.log_level = log_level
+        self.ctx = mp.get_context("spawn")
+        self.procs: list[Any] = []
+        self.client: aioredis.Redis | None = None
+        self._catalogue: dict[str, dict] = {}
+        self._workers: list[dict] = []
+        self._depth = 0
+        self._in_flight = 0
+        self.error: str | None = None
+        self._task: asyncio.Task | None = None
+        self.stopping = False
+
+    async def start(self) -> None:
+        self.client = aioredis.Redis.from_url(self.url, decode_responses=True,
+                                              socket_connect_timeout=2)
+        try:
+            await self.client.xgroup_create(self.k["stream"], GROUP, id="0", mkstream=True)
+        except RedisError as exc:
+            if "BUSYGROUP" not in str(exc):
+                self.error = f"redis: {exc}"
+                logger.error("cannot create the job stream: %s", exc)
+        self.procs = [self._spawn() for _ in range(self.n_local)]
+        self._task = asyncio.create_task(self._monitor())
+
+    async def stop(self) -> None:
+        self.stopping = True
+        if self._task:
+            self._task.cancel()
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()          # SIGTERM: the worker finishes its job, then exits
+        for p in self.procs:
+            await asyncio.to_thread(p.join, 15)
+            if p.is_alive():
+                p.kill()
+        if self.client is not None:
+            await self.client.aclose()
+
+    def _spawn(self):
+        p = self.ctx.Process(target=run_stream_worker, daemon=True,
+                             args=(self.cfg.to_dict(), self.url, self.prefix, None,
+                                   self.claim_idle_ms, self.max_deliveries, self.log_level))
+        p.start()
+        logger.info("started stream worker pid %d", p.pid)
+        return p
+
+    async def _monitor(self) -> None:
+        while not self.stopping:
+            for i, p in enumerate(self.procs):
+                if not p.is_alive() and p.exitcode != EXIT_FATAL:
+                    reason = "recycle" if p.exitcode == 3 else "crash"
+                    logger.warning("stream worker pid %d exited (%s); restarting", p.pid,
+                                   p.exitcode)
+                    metrics.WORKER_RESTARTS.labels(reason).inc()
+                    self.procs[i] = self._spawn()
+                elif not p.is_alive():
+                    self.error = "a local stream worker cannot load its models (see its log)"
+            try:
+                await self._refresh()
+            except (RedisError, OSError, ValueError) as exc:
+                self.error = f"redis: {exc}"
+                self._workers = []
+            await asyncio.sleep(1.0)
+
+    async def _refresh(self) -> None:
+        c = self.client
+        names = sorted(await c.smembers(self.k["workers"]))
+        infos = await c.mget([self.k["worker"] + n for n in names]) if names else []
+        workers = []
+        for n, raw in zip(names, infos):
+            if raw is None:
+                await c.srem(self.k["workers"], n)
+                metrics.set_worker(n, False)
+                continue
+            info = json.loads(raw)
+            info["name"] = n
+            workers.append(info)
+            metrics.set_worker(n, True, info.get("rss_bytes"), info.get("served"))
+        self._workers = workers
+        models = await c.hgetall(self.k["models"])
+        self._catalogue = {name: json.loads(v) for name, v in models.items()}
+        depth = 0
+        for g in await c.xinfo_groups(self.k["stream"]):
+            if g.get("name") == GROUP:
+                depth = int(g.get("lag") or 0) + int(g.get("pending") or 0)
+        self._depth = depth
+        metrics.QUEUE_DEPTH.set(depth)
+        metrics.WORKERS_UP.set(len(workers))
+        if not any(not p.is_alive() and p.exitcode == EXIT_FATAL for p in self.procs):
+            self.error = None
+
+    async def submit(self, job: dict[str, Any], timeout: float) -> dict[str, Any]:
+        if not self._workers:
+            raise ServiceError("no_workers", "no worker is consuming the job stream"
+                               + (f" ({self.error})" if self.error else ""))
+        key = self.k["reply"] + job["id"]
+        self._in_flight += 1
+        try:
+            await self.client.xadd(self.k["stream"], {"job": json.dumps(job)})
+            res = await self.client.blpop([key], timeout=timeout)
+        except (RedisError, OSError) as exc:
+            raise ServiceError("dispatch_unavailable", f"the job queue is unavailable: {exc}") \
+                from None
+        finally:
+            self._in_flight -= 1
+        if res is None:
+            raise ServiceError("timeout", f"no answer within {timeout:g} s",
+                               limit="request_timeout_s", value=timeout)
+        return json.loads(res[1])
+
+    def catalogue(self) -> dict[str, dict[str, Any]]:
+        return self._catalogue
+
+    def status(self) -> dict[str, Any]:
+        return {"backend": self.backend, "workers_up": len(self._workers),
+                "workers_local": self.n_local, "queue_depth": self._depth,
+                "in_flight": self._in_flight, "error": self.error, "workers": self._workers}

@@ -1,0 +1,122 @@
+"""Text formats at the HTTP edge: CoNLL-U output and the UDPipe input formats.
+
+Only reading and writing: trees come from workers. CoNLL-U input is read with
+`models.conllu` so /process can write back every line it did not change
+(comments, multiword tokens, empty nodes) and fill HEAD and DEPREL only.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from models.conllu import Sentence, Word, format_sentence, read_conllu_string
+from models.errors import ConlluError
+
+from .errors import ServiceError, limit_error
+from .service import Item, check_text
+
+logger = logging.getLogger(__name__)
+
+
+def tree_to_sentence(tree: dict[str, Any], sent_id: int) -> Sentence:
+    words = []
+    for t in tree["tokens"]:
+        misc = f"TokenRange={t['start']}:{t['end']}" if t.get("start") is not None else "_"
+        words.append(Word(t["id"], t["form"], t["lemma"] or "_", t["upos"] or "_",
+                          t["xpos"] or "_", "_", t["head"], t["deprel"], "_", misc))
+    comments = [f"# sent_id = {sent_id}"]
+    if tree.get("text"):
+        comments.append("# text = " + " ".join(tree["text"].split()))
+    return Sentence.from_words(words, comments)
+
+
+def to_conllu(sentences: list[dict[str, Any]]) -> str:
+    return "".join(format_sentence(tree_to_sentence(t, i)) for i, t in enumerate(sentences, 1))
+
+
+# ---- UDPipe /process input ----------------------------------------------------------
+def read_conllu_items(data: str, keep_tags: bool, s) -> tuple[list[Sentence], list[Item]]:
+    try:
+        sents = read_conllu_string(data, path_name="data")
+    except ConlluError as exc:
+        raise ServiceError("invalid_conllu", str(exc)) from None
+    _check_counts([len(x.words) for x in sents], s)
+    items = []
+    for i, sent in enumerate(sents):
+        forms = [w.form for w in sent.words]
+        for j, f in enumerate(forms):
+            check_text(f, f"word {j + 1} of sentence {i + 1}", token=True)
+        tagged = keep_tags and any(w.upos not in ("_", "") for w in sent.words)
+        if tagged:
+            items.append(Item("tagged", {"forms": forms, "upos": [w.upos for w in sent.words],
+                                         "xpos": [w.xpos for w in sent.words],
+                                         "lemmas": [w.lemma for w in sent.words]}, sent.text))
+        else:
+            items.append(Item("tokens", {"forms": forms}, sent.text))
+    return sents, items
+
+
+def read_horizontal(data: str, s) -> list[Item]:
+    """One sentence a line, tokens separated by spaces."""
+    sents = [line.split() for line in data.splitlines() if line.strip()]
+    return _token_items(sents, s)
+
+
+def read_vertical(data: str, s) -> list[Item]:
+    """One token a line, an empty line after each sentence."""
+    sents, cur = [], []
+    for line in data.splitlines():
+        if line.strip():
+            cur.append(line.strip())
+        elif cur:
+            sents.append(cur)
+            cur = []
+    if cur:
+        sents.append(cur)
+    return _token_items(sents, s)
+
+
+def _token_items(sents: list[list[str]], s) -> list[Item]:
+    _check_counts([len(x) for x in sents], s)
+    for i, toks in enumerate(sents):
+        for j, tok in enumerate(toks):
+            check_text(tok, f"token {j + 1} of sentence {i + 1}", token=True)
+    return [Item("tokens", {"forms": toks}, " ".join(toks)) for toks in sents]
+
+
+def _check_counts(lengths: list[int], s) -> None:
+    if not lengths:
+        raise ServiceError("empty_request", "data holds no sentence")
+    if len(lengths) > s.max_sentences:
+        raise limit_error("too_many_sentences", "max_sentences", s.max_sentences, len(lengths),
+                          f"data of {len(lengths)} sentences")
+    longest = max(lengths)
+    if longest > s.max_tokens_per_sentence:
+        raise limit_error("too_many_tokens", "max_tokens_per_sentence",
+                          s.max_tokens_per_sentence, longest,
+                          f"a sentence of {longest} tokens")
+
+
+def parse_options(spec: str) -> dict[str, Any]:
+    """UDPipe-style options "decoder=greedy;restarts=50" -> {"decoder": "greedy", ...}.
+
+    Values that read as integers or numbers become numbers; a bare word is ignored
+    (UDPipe component names such as "parser" are sent as empty values too).
+    """
+    out: dict[str, Any] = {}
+    for part in spec.replace(",", ";").split(";"):
+        part = part.strip()
+        if not part or "=" not in part:
+            continue
+        k, v = (x.strip() for x in part.split("=", 1))
+        out[k] = _number(v)
+    return out
+
+
+def _number(v: str) -> Any:
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v

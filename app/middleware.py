@@ -1,0 +1,105 @@
+"""ASGI middleware: the request body size limit and the request latency metric.
+
+The body limit is enforced on the bytes as they arrive (a Content-Length above
+the limit is refused before reading), so an oversized body never sits in memory.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from . import metrics
+
+logger = logging.getLogger(__name__)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodyLimitMiddleware:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def _refuse(self, send: Send, got: int | None) -> None:
+        err = {"code": "body_too_large", "limit": "max_body_bytes", "value": self.max_bytes,
+               "message": f"the request body exceeds max_body_bytes={self.max_bytes}"
+               + (f" (got {got})" if got is not None else "")}
+        if got is not None:
+            err["got"] = got
+        metrics.ERRORS.labels("body_too_large").inc()
+        body = json.dumps({"error": err}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for k, v in scope.get("headers", ()):
+            if k == b"content-length":
+                try:
+                    n = int(v)
+                except ValueError:
+                    n = 0
+                if n > self.max_bytes:
+                    await self._refuse(send, n)
+                    return
+        seen = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal seen
+            msg = await receive()
+            if msg["type"] == "http.request":
+                seen += len(msg.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge()
+            return msg
+
+        async def tracking_send(msg: Message) -> None:
+            nonlocal started
+            if msg["type"] == "http.response.start":
+                started = True
+            await send(msg)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except _TooLarge:
+            if not started:
+                await self._refuse(send, None)
+
+
+class MetricsMiddleware:
+    """deptree_request_seconds by route template, method and status; error counts."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+        status = 500
+
+        async def send_wrapper(msg: Message) -> None:
+            nonlocal status
+            if msg["type"] == "http.response.start":
+                status = msg["status"]
+            await send(msg)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            route = scope.get("route")
+            path = getattr(route, "path", None) or "unmatched"
+            metrics.REQUEST_SECONDS.labels(path, scope.get("method", ""), str(status)).observe(
+                time.perf_counter() - t0)

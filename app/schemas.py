@@ -1,0 +1,106 @@
+"""Request and response bodies of the HTTP API, with the examples shown at /docs.
+
+Budget fields are not declared here: any extra field of a `ParseRequest` is a
+budget field of the chosen decoder, checked against the decoder's field list the
+workers report (GET /models), so a decoder added in `models/` needs no change here.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PARSE_EXAMPLES = [
+    {"sentences": ["The cat sat on the mat.", ["Pre", "tokenized", "words"]]},
+    {"sentences": ["The cat sat on the mat."], "model": "en_ewt", "decoder": "greedy",
+     "restarts": 50, "converge": 20, "seed": 0, "deadline_ms": 2000, "output": "json"},
+    {"text": "The cat sat on the mat. It was happy.", "decoder": "mst", "output": "conllu"},
+]
+
+
+class ParseRequest(BaseModel):
+    """Sentences (raw strings or token lists) or a whole `text`; optional model,
+    decoder, output and the decoder's budget fields (e.g. `restarts`, `converge`,
+    `init`, `seed`, `deadline_ms` for greedy; see GET /models)."""
+
+    model_config = ConfigDict(extra="allow", strict=True,
+                              json_schema_extra={"examples": PARSE_EXAMPLES})
+
+    sentences: list[str | list[str]] | None = Field(
+        None, description="each a raw sentence (tokenized and tagged by the model) or a list "
+        "of token strings")
+    text: str | None = Field(None, description="a whole document, split into sentences by the "
+                             "model (instead of `sentences`)")
+    model: str | None = Field(None, description="model name (default from settings)")
+    decoder: str | None = Field(None, description="greedy, mst, ... (default from settings)")
+    output: Literal["json", "conllu"] | None = Field(
+        None, description='"conllu" returns CoNLL-U text (also with Accept: text/x-conllu)')
+
+
+class Token(BaseModel):
+    id: int
+    form: str
+    lemma: str
+    upos: str
+    xpos: str
+    head: int
+    deprel: str
+    start: int | None = Field(None, description="character offset (raw input only)")
+    end: int | None = None
+
+
+class ParsedSentence(BaseModel):
+    tokens: list[Token]
+    score: float
+    stats: dict[str, Any] = Field(description="restarts_used, best_restart, seconds, "
+                                  "seconds_per_token, deadline_hit, ...")
+    cached: bool
+    text: str | None = None
+
+
+class ParseResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "model": "en_ewt", "version": "1+3f2a9c0d1e2b", "decoder": "greedy",
+        "budget": {"restarts": 100, "converge": 20, "init": "first_order", "seed": 0},
+        "sentences": [{"text": "The cat sat.", "score": 7.31, "cached": False,
+                       "stats": {"restarts_used": 21, "best_restart": 1, "deadline_hit": False,
+                                 "seconds": 0.0012, "seconds_per_token": 0.0003},
+                       "tokens": [
+                           {"id": 1, "form": "The", "lemma": "the", "upos": "DET", "xpos": "DT",
+                            "head": 2, "deprel": "det", "start": 0, "end": 3},
+                           {"id": 2, "form": "cat", "lemma": "cat", "upos": "NOUN",
+                            "xpos": "NN", "head": 3, "deprel": "nsubj", "start": 4, "end": 7},
+                           {"id": 3, "form": "sat", "lemma": "sit", "upos": "VERB",
+                            "xpos": "VBD", "head": 0, "deprel": "root", "start": 8, "end": 11},
+                           {"id": 4, "form": ".", "lemma": ".", "upos": "PUNCT", "xpos": ".",
+                            "head": 3, "deprel": "punct", "start": 11, "end": 12}]}]}]})
+
+    model: str
+    version: str
+    decoder: str
+    budget: dict[str, Any] = Field(description="the effective budget: defaults + request")
+    sentences: list[ParsedSentence]
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    limit: str | None = None
+    value: Any = None
+    got: Any = None
+
+
+class ErrorResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"error": {
+        "code": "too_many_sentences", "message": "the request exceeds max_sentences=256 "
+        "(got 300)", "limit": "max_sentences", "value": 256, "got": 300}}]})
+
+    error: ErrorBody
+
+
+class ProcessResponse(BaseModel):
+    """The UDPipe REST answer."""
+
+    model: str
+    acknowledgements: list[str]
+    result: str

@@ -1,0 +1,112 @@
+"""`deptree serve` and `deptree worker`: argparse subcommands over plain functions.
+
+`add_serve(subparsers)` and `add_worker(subparsers)` register the subcommands on
+the `deptree` parser (app/cli.py calls them); `python -m app.serve_cli serve|worker`
+works on its own too. Flags override the `DEPTREE_*` settings. Imports of the web
+stack happen inside the run functions, so registering the commands costs nothing
+and `PROMETHEUS_MULTIPROC_DIR` can be set before prometheus-client is loaded.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+
+logger = logging.getLogger(__name__)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--redis-url", help="Redis URL (cache; job stream of the redis backend)")
+    p.add_argument("--models", nargs="+", metavar="NAME",
+                   help="models to load (names or directories; default en_ewt)")
+    p.add_argument("--model-dir", action="append", metavar="DIR",
+                   help="extra directory holding <name>/pipeline.json (repeatable)")
+
+
+def _settings(args: argparse.Namespace, **extra):
+    from .core.config import Settings
+
+    over = {k: v for k, v in extra.items() if v is not None}
+    if args.redis_url:
+        over["redis_url"] = args.redis_url
+    if args.models:
+        over["models"] = [m for name in args.models for m in name.split(",") if m]
+    if args.model_dir:
+        over["model_dirs"] = args.model_dir
+    return Settings(**over)
+
+
+def add_serve(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="start the REST gateway (and its local workers)")
+    p.add_argument("--host", help="bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default 8000)")
+    p.add_argument("--workers", type=int, help="worker processes to start (default 1)")
+    p.add_argument("--backend", choices=("local", "redis"),
+                   help="local: workers over pipes (default); redis: a Redis Stream")
+    p.add_argument("--no-cache", action="store_true", help="disable the result cache")
+    _common(p)
+    p.set_defaults(func=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="deptree-metrics-")
+    s = _settings(args, host=args.host, port=args.port, workers=args.workers,
+                  backend=args.backend, cache=False if args.no_cache else None)
+    if s.backend == "local" or s.workers > 0:
+        from pathlib import Path
+
+        from models.registry import resolve
+
+        for name in s.models:        # fail now, with the registry's message, not in a worker
+            resolve(name, search_dirs=[Path(d) for d in s.model_dirs])
+    import uvicorn
+
+    from .main import create_app
+
+    uvicorn.run(create_app(s), host=s.host, port=s.port, log_level="info",
+                timeout_graceful_shutdown=30)
+    return 0
+
+
+def add_worker(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("worker", help="start a worker for the redis backend")
+    p.add_argument("--processes", type=int, default=1, help="worker processes (default 1)")
+    _common(p)
+    p.set_defaults(func=run_worker)
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    from .dispatch import worker_config
+    from worker.stream import run_supervised
+
+    s = _settings(args)
+    if not s.redis_url:
+        sys.stderr.write("deptree worker: --redis-url (or DEPTREE_REDIS_URL) is required\n")
+        return 2
+    return run_supervised(worker_config(s), s.redis_url, s.stream, args.processes,
+                          s.claim_idle_ms, s.max_deliveries)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="deptree")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_serve(sub)
+    add_worker(sub)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from models.errors import DeptreeError
+
+    try:
+        return int(args.func(args) or 0)
+    except DeptreeError as exc:
+        sys.stderr.write(f"deptree: error: {exc}\n")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,231 @@
+"""What the gateway does with a parse request: validate, look up the cache, dispatch.
+
+The gateway never parses. `ParseService.plan` checks the request against the
+limits and against what the workers reported about their models (decoders and
+their budget fields), and builds the effective budget (decoder defaults <
+settings < request) and one cache key per sentence. `run` answers what it can
+from the cache, sends the rest to workers in jobs of at most `chunk_sentences`
+sentences (so several workers share one large request), stores what came back
+(unless its deadline hit: such a tree is not the seeded result) and records the
+workers' measurements in the metrics. Both /parse and /process go through here.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import metrics
+from .cache import NullCache, cache_key
+from .core.config import Settings
+from .dispatch.base import Dispatcher
+from .errors import ServiceError, from_reply_error, limit_error
+
+logger = logging.getLogger(__name__)
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROL_TOKEN = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def check_text(s: str, where: str, token: bool = False) -> None:
+    """Refuse empty strings, lone surrogates and control characters (422)."""
+    if not s.strip():
+        raise ServiceError("empty_token" if token else "empty_sentence", f"{where} is empty")
+    m = _SURROGATE.search(s)
+    if m:
+        raise ServiceError("invalid_unicode", f"{where} holds a lone surrogate"
+                           f" U+{ord(m.group()):04X} at character {m.start()}")
+    m = (_CONTROL_TOKEN if token else _CONTROL_TEXT).search(s)
+    if m:
+        raise ServiceError("control_character", f"{where} holds the control character"
+                           f" U+{ord(m.group()):04X} at character {m.start()}")
+
+
+@dataclass
+class Item:
+    """One input unit: a sentence (raw, tokens or tagged) or a document."""
+
+    kind: str
+    payload: dict[str, Any]
+    text: str | None = None
+    key: str = ""
+
+
+@dataclass
+class Plan:
+    model: str
+    info: dict[str, Any]
+    decoder: str
+    budget: dict[str, Any]
+    items: list[Item]
+    deadline_at: float | None = None
+    results: list[tuple[list[dict], bool]] = field(default_factory=list)
+
+
+def items_from_sentences(sentences: list[str | list[str]], s: Settings) -> list[Item]:
+    if not sentences:
+        raise ServiceError("empty_request", "the sentence list is empty")
+    if len(sentences) > s.max_sentences:
+        raise limit_error("too_many_sentences", "max_sentences", s.max_sentences,
+                          len(sentences), f"a request of {len(sentences)} sentences")
+    items, chars = [], 0
+    for i, sent in enumerate(sentences):
+        if isinstance(sent, str):
+            chars += len(sent)
+            check_text(sent, f"sentence {i}")
+            items.append(Item("sentence", {"text": sent}, sent))
+        else:
+            if not sent:
+                raise ServiceError("empty_sentence", f"sentence {i} has no tokens")
+            if len(sent) > s.max_tokens_per_sentence:
+                raise limit_error("too_many_tokens", "max_tokens_per_sentence",
+                                  s.max_tokens_per_sentence, len(sent),
+                                  f"sentence {i} of {len(sent)} tokens")
+            for j, tok in enumerate(sent):
+                chars += len(tok)
+                check_text(tok, f"token {j} of sentence {i}", token=True)
+            items.append(Item("tokens", {"forms": list(sent)}, " ".join(sent)))
+        if chars > s.max_chars:
+            raise limit_error("too_many_characters", "max_chars", s.max_chars, chars,
+                              "the request's characters")
+    return items
+
+
+def item_from_text(text: str, s: Settings) -> Item:
+    if len(text) > s.max_chars:
+        raise limit_error("too_many_characters", "max_chars", s.max_chars, len(text),
+                          "the text's characters")
+    check_text(text, "text")
+    return Item("document", {"text": text}, text)
+
+
+def default_model(s: Settings, cat: dict[str, dict[str, Any]]) -> str:
+    """`default_model`, else the first configured model (a name or a directory)."""
+    want = s.default_model or (s.models[0] if s.models else "en_ewt")
+    if want in cat:
+        return want
+    return next((n for n, i in cat.items() if i.get("source") == want), want)
+
+
+class ParseService:
+    def __init__(self, settings: Settings, dispatcher: Dispatcher, cache: NullCache) -> None:
+        self.settings = settings
+        self.dispatcher = dispatcher
+        self.cache = cache
+
+    # ---- validation --------------------------------------------------------------
+    def model_info(self, model: str | None) -> tuple[str, dict[str, Any]]:
+        cat = self.dispatcher.catalogue()
+        if not cat:
+            raise ServiceError("not_ready", "no worker has loaded its models yet; retry shortly")
+        name = model or default_model(self.settings, cat)
+        if name not in cat:
+            raise ServiceError("unknown_model", f"unknown model {name!r}; available: "
+                               + ", ".join(sorted(cat)), value=sorted(cat))
+        return name, cat[name]
+
+    def plan(self, model: str | None, decoder: str | None, requested: dict[str, Any],
+             items: list[Item]) -> Plan:
+        s = self.settings
+        name, info = self.model_info(model)
+        decoder = decoder or s.default_decoder
+        decs = info["decoders"]
+        if decoder not in decs:
+            raise ServiceError("unknown_decoder", f"unknown decoder {decoder!r}; model {name}"
+                               " has: " + ", ".join(sorted(decs)), value=sorted(decs))
+        fields = list(decs[decoder]["fields"])
+        caps = s.budget_caps()
+        for k, v in requested.items():
+            if k not in fields:
+                raise ServiceError("field_not_applicable", f"{k!r} does not apply to decoder"
+                                   f" {decoder!r}; its budget fields are: {', '.join(fields)}",
+                                   value=k)
+            if v is not None and not isinstance(v, (bool, int, float, str)):
+                raise ServiceError("wrong_type", f"{k} must be a number or a string, got"
+                                   f" {type(v).__name__}", value=k)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                if not math.isfinite(v):
+                    raise ServiceError("invalid_budget", f"{k} must be finite, got {v!r}")
+                if k in caps and v > caps[k][1]:
+                    lim, cap = caps[k]
+                    raise ServiceError("budget_limit", f"{k}={v} exceeds {lim}={cap:g}",
+                                       limit=lim, value=cap, got=v)
+        budget = dict(decs[decoder].get("defaults", {}))
+        budget.update({k: v for k, v in s.default_budget.get(decoder, {}).items() if k in fields})
+        budget.update({k: v for k, v in requested.items() if v is not None})
+        deadline_at = None
+        ms = budget.get("deadline_ms")
+        if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0:
+            deadline_at = time.time() + ms / 1000.0
+        for it in items:
+            it.key = cache_key(name, info["version"], decoder, budget, it.kind, it.payload)
+        return Plan(name, info, decoder, budget, items, deadline_at)
+
+    # ---- execution ---------------------------------------------------------------
+    async def run(self, plan: Plan) -> Plan:
+        s = self.settings
+        keys = list(dict.fromkeys(it.key for it in plan.items))
+        hits = await self.cache.get_many(keys)
+        backend = self.cache.backend
+        metrics.CACHE_UP.set(1 if self.cache.up else 0)
+        todo = [k for k in keys if k not in hits]
+        if self.cache.backend != "none":
+            metrics.CACHE_HITS.labels(backend).inc(len(keys) - len(todo))
+            metrics.CACHE_MISSES.labels(backend).inc(len(todo))
+        first = {}
+        for it in plan.items:
+            first.setdefault(it.key, it)
+        fresh: dict[str, list[dict]] = {}
+        if todo:
+            chunks = [todo[i:i + s.chunk_sentences] for i in range(0, len(todo),
+                                                                     s.chunk_sentences)]
+            replies = await asyncio.gather(
+                *(self._submit(plan, [first[k] for k in chunk]) for chunk in chunks),
+                return_exceptions=True)
+            for chunk, reply in zip(chunks, replies):
+                if isinstance(reply, BaseException):
+                    raise reply
+                for k, trees in zip(chunk, reply):
+                    fresh[k] = trees
+            store = {k: t for k, t in fresh.items()
+                     if not any(tr["stats"].get("deadline_hit") for tr in t)}
+            await self.cache.set_many(store)
+            metrics.CACHE_UP.set(1 if self.cache.up else 0)
+            for trees in fresh.values():
+                for tree in trees:
+                    metrics.observe_tree(plan.model, plan.decoder, tree)
+        plan.results = [(fresh[it.key], False) if it.key in fresh else (hits[it.key], True)
+                        for it in plan.items]
+        return plan
+
+    async def _submit(self, plan: Plan, items: list[Item]) -> list[list[dict]]:
+        s = self.settings
+        job = {"id": uuid.uuid4().hex, "model": plan.model, "decoder": plan.decoder,
+               "budget": plan.budget, "deadline_at": plan.deadline_at,
+               "expires_at": time.time() + s.request_timeout_s,
+               "limits": {"max_tokens_per_sentence": s.max_tokens_per_sentence,
+                          "max_sentences": s.max_sentences},
+               "items": [{"kind": it.kind, **it.payload} for it in items]}
+        reply = await self.dispatcher.submit(job, s.request_timeout_s)
+        if not reply.get("ok"):
+            raise from_reply_error(reply.get("error", {}))
+        return reply["results"]
+
+
+def sentence_results(plan: Plan) -> list[dict[str, Any]]:
+    """The response's `sentences`: every tree with `cached` and its text."""
+    out = []
+    for it, (trees, cached) in zip(plan.items, plan.results):
+        for tree in trees:
+            text = it.text
+            if it.kind == "document":
+                toks = tree["tokens"]
+                text = it.text[toks[0]["start"]:toks[-1]["end"]] if toks else ""
+            out.append({**tree, "cached": cached, "text": text})
+    return out
