@@ -1,0 +1,135 @@
+"""Every limit and every malformed input is a 4xx naming what was wrong, never a 500."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def http(server):
+    with server.client() as c:
+        yield c
+
+
+def error(r, status: int) -> dict:
+    assert r.status_code == status, (r.status_code, r.text[:300])
+    body = r.json()
+    assert set(body) == {"error"} and {"code", "message", "limit", "value"} <= set(body["error"])
+    return body["error"]
+
+
+@pytest.mark.parametrize("body,limit,value", [
+    ({"sentences": ["A cat."] * 257}, "max_sentences", 256),
+    ({"sentences": [["w"] * 251]}, "max_tokens_per_sentence", 250),
+    ({"sentences": [["w"] * 10_000]}, "max_tokens_per_sentence", 250),
+    ({"sentences": [" ".join(["word"] * 10_000)]}, "max_tokens_per_sentence", 250),
+    ({"text": "word " * 2_000 + "." + "a" * 990_000}, "max_chars", 1_000_000),
+])
+def test_size_limits_are_413_naming_the_limit(http, body, limit, value):
+    err = error(http.post("/parse", json=body), 413)
+    assert (err["limit"], err["value"]) == (limit, value) and limit in err["message"]
+
+
+def test_text_splitting_into_too_many_sentences(http):
+    err = error(http.post("/parse", json={"text": "It rains. " * 300}), 413)
+    assert err["limit"] == "max_sentences"
+
+
+def test_body_size_limit(http):
+    big = b'{"text": "' + b"a" * 2_100_000 + b'"}'
+    err = error(http.post("/parse", content=big), 413)
+    assert (err["limit"], err["value"]) == ("max_body_bytes", 2_000_000)
+
+
+def test_body_size_limit_without_content_length(http):
+    def chunks():
+        yield b'{"text": "'
+        for _ in range(30):
+            yield b"a" * 100_000
+        yield b'"}'
+    err = error(http.post("/parse", content=chunks()), 413)
+    assert err["limit"] == "max_body_bytes"
+
+
+@pytest.mark.parametrize("field,value,limit", [
+    ("restarts", 10**6, "max_restarts"),
+    ("converge", 10**6, "max_converge"),
+    ("deadline_ms", 10_001, "deadline_cap_ms"),
+])
+def test_budget_caps_are_422_naming_the_limit(http, field, value, limit):
+    err = error(http.post("/parse", json={"sentences": ["A cat."], field: value}), 422)
+    assert err["limit"] == limit and err["code"] == "budget_limit" and err["got"] == value
+
+
+@pytest.mark.parametrize("content", [
+    b'{"sentences": ["A cat."',                  # truncated
+    b"{'sentences': ['A cat.']}",                # not JSON
+    b"",                                         # empty body
+    b'{"sentences": ["A cat."], "seed": NaN}',   # not a JSON number
+])
+def test_malformed_json_is_400(http, content):
+    assert error(http.post("/parse", content=content), 400)["code"] == "malformed_json"
+
+
+def test_invalid_utf8_is_400(http):
+    err = error(http.post("/parse", content=b'{"sentences": ["caf\xe9 au lait"]}'), 400)
+    assert err["code"] == "invalid_utf8"
+
+
+@pytest.mark.parametrize("body,code", [
+    ({"sentences": "A cat."}, "wrong_type"),
+    ({"sentences": [5]}, "wrong_type"),
+    ({"sentences": [["a", 5]]}, "wrong_type"),
+    ({"sentences": [["a"]], "decoder": 3}, "wrong_type"),
+    ({"sentences": [["a"]], "output": "xml"}, "wrong_type"),
+    ({"sentences": [["a"]], "restarts": "50"}, "invalid_budget"),
+    ({"sentences": [["a"]], "restarts": [50]}, "wrong_type"),
+    ({"sentences": [["a"]], "seed": -1}, "invalid_budget"),
+    ({"sentences": [["a"]], "deadline_ms": -5}, "invalid_budget"),
+    ({"sentences": [["a"]], "init": "random"}, "invalid_budget"),
+    ({"sentences": []}, "empty_request"),
+    ({"sentences": [""]}, "empty_sentence"),
+    ({"sentences": ["   \n "]}, "empty_sentence"),
+    ({"sentences": [[]]}, "empty_sentence"),
+    ({"sentences": [["a", ""]]}, "empty_token"),
+    ({"sentences": [["a", " "]]}, "empty_token"),
+    ({"text": ""}, "empty_sentence"),
+    ({"sentences": ["A\x00cat."]}, "control_character"),
+    ({"sentences": ["A\x1bcat."]}, "control_character"),
+    ({"sentences": [["a\tb"]]}, "control_character"),
+    ({}, "missing_input"),
+    ({"sentences": ["A cat."], "text": "A cat."}, "conflicting_input"),
+])
+def test_bad_values_are_422(http, body, code):
+    assert error(http.post("/parse", json=body), 422)["code"] == code
+
+
+def test_lone_surrogate_escape_in_raw_json(http):
+    err = error(http.post("/parse", content=b'{"sentences": [["x\\udc80"]]}'), 422)
+    assert err["code"] == "invalid_unicode"
+
+
+def test_json_body_that_is_not_an_object(http):
+    for content in (b"[]", b'"A cat."', b"null", b"42"):
+        assert error(http.post("/parse", content=content), 422)["code"] == "wrong_type"
+
+
+def test_unknown_routes_and_methods_use_the_error_shape(http):
+    assert error(http.get("/nope"), 404)["code"] == "not_found"
+    assert error(http.get("/parse"), 405)["code"] == "method_not_allowed"
+
+
+def test_process_refusals(http):
+    assert error(http.post("/process", data={"model": "en_ewt"}), 422)["code"] == "missing_input"
+    err = error(http.post("/process", data={"data": "a b", "input": "xml"}), 422)
+    assert err["code"] == "unsupported_format"
+    err = error(http.post("/process", data={"data": "1\tA\n"}), 422)
+    assert err["code"] == "invalid_conllu"
+    err = error(http.post("/process", content=b"data=caf%E9",
+                          headers={"content-type": "application/x-www-form-urlencoded"}), 400)
+    assert err["code"] == "invalid_utf8"
+    err = error(http.post("/process", data={"data": "a " * 300, "input": "horizontal"}), 413)
+    assert err["limit"] == "max_tokens_per_sentence"
+
+
+def test_the_service_still_works_after_all_that(http):
+    assert http.post("/parse", json={"sentences": ["A cat."]}).status_code == 200

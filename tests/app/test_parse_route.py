@@ -1,0 +1,144 @@
+"""POST /parse and GET /models over real HTTP (uvicorn, local backend, two workers)."""
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from models.conllu import read_conllu_string
+
+
+@pytest.fixture(scope="module")
+def http(server):
+    with server.client() as c:
+        yield c
+
+
+def unique(text: str = "The cat sat on the mat") -> str:
+    """A sentence no other test sent (so it is not in the cache)."""
+    return f"{text} near {uuid.uuid4().hex[:8]} ."
+
+
+def is_tree(sent: dict) -> bool:
+    heads = [t["head"] for t in sent["tokens"]]
+    return sum(h == 0 for h in heads) == 1 and all(0 <= h <= len(heads) for h in heads)
+
+
+def test_models_lists_every_registered_decoder(http):
+    from models.graph.decoders import BUDGET_FIELDS, DECODERS
+
+    body = http.get("/models").json()
+    assert body["default_model"] == "en_ewt"
+    info = body["models"]["en_ewt"]
+    assert set(info["decoders"]) == set(DECODERS)
+    for name, dec in info["decoders"].items():
+        assert dec["fields"] == list(BUDGET_FIELDS[name])
+    assert info["version"] and info["language"] == "en" and "root" in info["labels"]
+
+
+def test_each_input_form(http):
+    raw, toks = unique(), ["Pre", "tokenized", "words"]
+    r = http.post("/parse", json={"sentences": [raw, toks]})
+    assert r.status_code == 200, r.text
+    s_raw, s_tok = r.json()["sentences"]
+    assert s_raw["text"] == raw and is_tree(s_raw) and is_tree(s_tok)
+    first = s_raw["tokens"][0]
+    assert raw[first["start"]:first["end"]] == first["form"] == "The"
+    assert set(first) >= {"id", "form", "lemma", "upos", "xpos", "head", "deprel"}
+    assert [t["form"] for t in s_tok["tokens"]] == toks and "start" not in s_tok["tokens"][0]
+    assert {"restarts_used", "best_restart", "seconds", "seconds_per_token"} <= set(
+        s_raw["stats"])
+    doc = "The dog barked. " + unique("It ran away")
+    r = http.post("/parse", json={"text": doc})
+    sents = r.json()["sentences"]
+    assert r.status_code == 200 and len(sents) == 2
+    assert sents[0]["text"] == "The dog barked." and all(is_tree(s) for s in sents)
+    assert doc[sents[1]["tokens"][0]["start"]:].startswith("It")
+
+
+def test_conllu_output_by_field_and_by_accept_header(http):
+    body = {"sentences": [unique(), ["Dogs", "bark", "."]]}
+    by_field = http.post("/parse", json={**body, "output": "conllu"})
+    by_header = http.post("/parse", json=body, headers={"Accept": "text/x-conllu"})
+    for r in (by_field, by_header):
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/x-conllu")
+        sents = read_conllu_string(r.text)
+        assert len(sents) == 2 and [w.form for w in sents[1].words] == ["Dogs", "bark", "."]
+        assert sum(w.head == 0 for w in sents[0].words) == 1
+        assert sents[0].words[0].misc.startswith("TokenRange=0:3")
+    assert by_field.text == by_header.text
+
+
+def test_every_registered_decoder_parses(http):
+    decoders = http.get("/models").json()["models"]["en_ewt"]["decoders"]
+    for name in decoders:
+        r = http.post("/parse", json={"sentences": [unique()], "decoder": name})
+        assert r.status_code == 200, (name, r.text)
+        assert r.json()["decoder"] == name and is_tree(r.json()["sentences"][0])
+
+
+def test_defaults_are_echoed(http):
+    models = http.get("/models").json()
+    r = http.post("/parse", json={"sentences": [unique()]}).json()
+    info = models["models"]["en_ewt"]
+    assert (r["model"], r["version"], r["decoder"]) == ("en_ewt", info["version"], "greedy")
+    assert r["budget"] == info["decoders"]["greedy"]["defaults"]
+    r = http.post("/parse", json={"sentences": [unique()], "restarts": 7}).json()
+    assert r["budget"] == {**info["decoders"]["greedy"]["defaults"], "restarts": 7}
+
+
+def test_repeat_is_a_cache_hit_with_the_same_result(http):
+    body = {"sentences": [unique(), ["Cached", "tokens", uuid.uuid4().hex[:6]]], "seed": 3}
+    first = http.post("/parse", json=body).json()
+    second = http.post("/parse", json=body).json()
+    assert [s["cached"] for s in first["sentences"]] == [False, False]
+    assert [s["cached"] for s in second["sentences"]] == [True, True]
+    for a, b in zip(first["sentences"], second["sentences"]):
+        assert (a["tokens"], a["score"], a["stats"]) == (b["tokens"], b["score"], b["stats"])
+
+
+def test_cache_is_missed_when_decoder_budget_or_seed_change(http):
+    sent = [unique()]
+    assert not http.post("/parse", json={"sentences": sent}).json()["sentences"][0]["cached"]
+    for change in ({"seed": 1}, {"restarts": 11}, {"converge": 3}, {"decoder": "mst"}):
+        r = http.post("/parse", json={"sentences": sent, **change}).json()
+        assert r["sentences"][0]["cached"] is False, change
+        r = http.post("/parse", json={"sentences": sent, **change}).json()
+        assert r["sentences"][0]["cached"] is True, change
+    # deadline_ms is not part of the key: an unhit deadline gives the seeded result
+    r = http.post("/parse", json={"sentences": sent, "deadline_ms": 5000}).json()
+    assert r["sentences"][0]["cached"] is True
+
+
+def test_deadline_answers_in_time_with_deadline_hit(http, slow):
+    tokens, budget = slow
+    t0 = time.monotonic()
+    r = http.post("/parse", json={"sentences": [tokens], **budget, "deadline_ms": 800})
+    elapsed = time.monotonic() - t0
+    assert r.status_code == 200, r.text
+    stats = r.json()["sentences"][0]["stats"]
+    assert stats["deadline_hit"] is True and is_tree(r.json()["sentences"][0])
+    assert elapsed < 0.8 + 5.0            # generous: tagging, one restart chunk, HTTP
+    # a tree cut by its deadline is not cached
+    r = http.post("/parse", json={"sentences": [tokens], **budget, "deadline_ms": 800})
+    assert r.json()["sentences"][0]["cached"] is False
+
+
+def test_unknown_decoder_model_and_foreign_fields_are_422_naming_them(http):
+    cases = [({"decoder": "quantum"}, "unknown_decoder", "quantum"),
+             ({"model": "xx_none"}, "unknown_model", "xx_none"),
+             ({"beam": 8}, "field_not_applicable", "beam"),
+             ({"decoder": "mst", "restarts": 5}, "field_not_applicable", "restarts")]
+    for extra, code, name in cases:
+        r = http.post("/parse", json={"sentences": ["A cat."], **extra})
+        assert r.status_code == 422, (extra, r.text)
+        err = r.json()["error"]
+        assert err["code"] == code and name in err["message"]
+
+
+def test_openapi_docs_have_examples(http):
+    spec = http.get("/openapi.json").json()
+    body = spec["paths"]["/parse"]["post"]["requestBody"]["content"]["application/json"]
+    assert body["examples"] and "sentences" in body["schema"]["properties"]
+    assert http.get("/docs").status_code == 200

@@ -1,0 +1,235 @@
+"""Shared fixtures of the service tests: a real model, real redis-server, real uvicorn.
+
+`model_dirs` gives the directories holding the model the service tests call
+`en_ewt`: the shipped models/pretrained/en_ewt once it is complete, otherwise a
+tiny real model trained here in seconds (300 EWT sentences, one epoch each; set
+DEPTREE_TEST_TINY=1 to force it). `serve(...)` starts `python -m app.serve_cli
+serve` on a free loopback port and waits for /ready; `redis_server()` starts
+`redis-server` on a free port with no persistence (skipped when the binary is
+missing).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EWT = Path(os.environ.get("DEPTREE_EWT_DIR", ROOT.parent / "shared" / "data" / "en_ewt"))
+SHIPPED = ROOT / "models" / "pretrained" / "en_ewt"
+
+# ---- ports and processes ---------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 20) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+# ---- a real model ----------------------------------------------------------------------
+def _shipped_complete() -> bool:
+    return (SHIPPED / "pipeline.json").exists() and (SHIPPED / "graph" / "model.json").exists()
+
+
+def build_tiny_model(out: Path, n_sentences: int = 300) -> Path:
+    """A real (tiny) en_ewt: graph parser + front-end trained on the first sentences."""
+    from models.graph.train import TrainConfig, train
+    from models.text.train import train_frontend
+
+    src = EWT / "train.conllu"
+    if not src.exists():
+        pytest.skip(f"no EWT training data at {src} to build a test model")
+    blocks, cur = [], []
+    with open(src, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                cur.append(line)
+            elif cur:
+                blocks.append("".join(cur))
+                cur = []
+                if len(blocks) >= n_sentences:
+                    break
+    data = out.parent / "train.conllu"
+    data.write_text("\n".join(blocks) + "\n", encoding="utf-8")
+    model = out / "en_ewt"
+    cfg = TrainConfig(order=3, epochs=1, pruner_epochs=1, label_epochs=1, log2_size=18)
+    train(str(data), str(model / "graph"), None, cfg, command="tests/conftest.py tiny model")
+    train_frontend(str(data), None, str(model / "frontend"), epochs=2)
+    (model / "pipeline.json").write_text(
+        '{"name": "en_ewt", "language": "en", "version": "test-tiny", "graph": "graph",'
+        ' "frontend": "frontend"}\n', encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="session")
+def model_dirs(tmp_path_factory) -> list[str]:
+    """Extra model directories for DEPTREE_MODEL_DIRS ([] = the shipped en_ewt)."""
+    if _shipped_complete() and not os.environ.get("DEPTREE_TEST_TINY"):
+        return []
+    return [str(build_tiny_model(tmp_path_factory.mktemp("models")))]
+
+
+@pytest.fixture(scope="session")
+def pipeline(model_dirs):
+    from models.pipeline import Pipeline
+    from models.registry import resolve
+
+    return Pipeline.load(resolve("en_ewt", search_dirs=[Path(d) for d in model_dirs]))
+
+
+# ---- redis-server ----------------------------------------------------------------------
+class RedisServer:
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> "RedisServer":
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--protected-mode", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        import redis
+
+        r = redis.Redis.from_url(self.url)
+        for _ in range(100):
+            try:
+                r.ping()
+                return self
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(10)
+            self.proc = None
+
+    def client(self):
+        import redis
+
+        return redis.Redis.from_url(self.url, decode_responses=True)
+
+
+@pytest.fixture
+def redis_server():
+    """A factory: each call starts a fresh redis-server; all are stopped afterwards."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (.ci/run installs it)")
+    started: list[RedisServer] = []
+
+    def start(port: int | None = None) -> RedisServer:
+        started.append(RedisServer(port).start())
+        return started[-1]
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+# ---- the service over real HTTP --------------------------------------------------------
+class Server:
+    def __init__(self, proc: subprocess.Popen, url: str, log: Path) -> None:
+        self.proc = proc
+        self.url = url
+        self.log = log
+
+    def client(self, timeout: float = 60):
+        import httpx
+
+        return httpx.Client(base_url=self.url, timeout=timeout)
+
+    def wait_ready(self, timeout: float = 180, workers: int = 1) -> dict:
+        import httpx
+
+        t0 = time.monotonic()
+        last = None
+        while time.monotonic() - t0 < timeout:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited {self.proc.returncode}:\n{self.tail()}")
+            try:
+                r = httpx.get(self.url + "/ready", timeout=5)
+                last = r.json()
+                if r.status_code == 200 and last["workers"]["workers_up"] >= workers:
+                    return last
+            except (httpx.HTTPError, ValueError):
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"not ready after {timeout}s: {last}\n{self.tail()}")
+
+    def tail(self, n: int = 60) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
+
+
+def start_process(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    full = dict(os.environ)
+    full.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    full.update(env)
+    fh = open(log, "ab")
+    return subprocess.Popen([sys.executable, "-m", "app.serve_cli", *args], cwd=ROOT, env=full,
+                            stdout=fh, stderr=subprocess.STDOUT)
+
+
+@pytest.fixture(scope="session")
+def serve(model_dirs, tmp_path_factory):
+    """A factory: serve(workers=2, env={...}, args=[...]) -> a ready Server."""
+    servers: list[Server] = []
+
+    def start(workers: int = 1, env: dict[str, str] | None = None, args: list[str] = (),
+              ready_workers: int | None = None) -> Server:
+        port = free_port()
+        log = tmp_path_factory.mktemp("server") / "server.log"
+        full_env = {"DEPTREE_MODEL_DIRS": os.pathsep.join(model_dirs), "DEPTREE_MODELS": "en_ewt",
+                    **(env or {})}
+        proc = start_process(["serve", "--port", str(port), "--workers", str(workers), *args],
+                             full_env, log)
+        srv = Server(proc, f"http://127.0.0.1:{port}", log)
+        servers.append(srv)
+        srv.wait_ready(workers=workers if ready_workers is None else ready_workers)
+        return srv
+
+    yield start
+    for s in servers:
+        stop_process(s.proc)
+
+
+# Budgets the slow-request tests may ask for (the defaults cap restarts at 2000).
+SLOW_CAPS = {"DEPTREE_MAX_RESTARTS": "10000", "DEPTREE_MAX_CONVERGE": "10000"}
+
+
+@pytest.fixture(scope="session")
+def server(serve):
+    """The embedded default: local backend, two workers, in-process LRU cache."""
+    return serve(workers=2, env=SLOW_CAPS)
+
+
+def slow_tokens(n: int = 200) -> list[str]:
+    """A long sentence of distinct words: hill-climbing on it is slow enough to be caught."""
+    words = ("the cat saw a dog near old houses while many people walked slowly into"
+             " green fields and talked about strange music from distant cities").split()
+    return [words[i % len(words)] + ("" if i < len(words) else str(i)) for i in range(n)]
+
+
+@pytest.fixture(scope="session")
+def slow():
+    """(tokens, budget) of a request that runs until its deadline."""
+    return slow_tokens(), {"restarts": 10000, "converge": 10000}

@@ -1,0 +1,104 @@
+"""The worker's Engine on a real model, in process: job kinds, limits, deadlines, errors."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from worker.config import WorkerConfig
+from worker.engine import Engine
+
+
+@pytest.fixture(scope="module")
+def engine(model_dirs):
+    e = Engine(WorkerConfig(models=["en_ewt"], model_dirs=model_dirs, max_requests=3))
+    e.load()
+    e.warm_up()
+    return e
+
+
+def job(items, decoder="greedy", budget=None, **kw):
+    return {"id": "t", "model": "en_ewt", "decoder": decoder, "budget": budget or {},
+            "deadline_at": None, "limits": {"max_tokens_per_sentence": 250, "max_sentences": 256},
+            "items": items, **kw}
+
+
+def is_tree(tree):
+    heads = [t["head"] for t in tree["tokens"]]
+    return sum(h == 0 for h in heads) == 1 and all(0 <= h <= len(heads) for h in heads)
+
+
+def test_catalogue_lists_every_registered_decoder(engine):
+    from models.graph.decoders import DECODERS
+
+    info = engine.catalogue()["en_ewt"]
+    assert set(info["decoders"]) == set(DECODERS)
+    assert info["version"] and info["labels"] and "parser" in info["components"]
+    assert "restarts" in info["decoders"]["greedy"]["fields"]
+
+
+def test_each_item_kind(engine):
+    reply = engine.run(job([
+        {"kind": "sentence", "text": "The cat sat on the mat."},
+        {"kind": "document", "text": "The cat sat. The dog barked loudly."},
+        {"kind": "tokens", "forms": ["Pre", "tokenized", "words"]},
+        {"kind": "tagged", "forms": ["Dogs", "bark"], "upos": ["NOUN", "VERB"],
+         "xpos": ["NNS", "VBP"], "lemmas": ["dog", "bark"]}]))
+    assert reply["ok"], reply
+    sent, doc, toks, tagged = reply["results"]
+    assert len(sent) == 1
+    assert sent[0]["tokens"][0]["start"] == 0 and sent[0]["tokens"][0]["end"] == 3
+    assert len(doc) == 2
+    assert [t["form"] for t in toks[0]["tokens"]] == ["Pre", "tokenized", "words"]
+    assert "start" not in toks[0]["tokens"][0]
+    assert [t["upos"] for t in tagged[0]["tokens"]] == ["NOUN", "VERB"]
+    assert all(is_tree(t) for trees in reply["results"] for t in trees)
+    assert reply["worker"]["served"] >= 1 and reply["worker"]["rss_bytes"] > 0
+
+
+def test_raw_sentence_over_the_token_limit_is_a_limit_error(engine):
+    reply = engine.run(job([{"kind": "sentence", "text": " ".join(["word"] * 300)}]))
+    assert not reply["ok"]
+    err = reply["error"]
+    assert (err["kind"], err["limit"], err["value"], err["got"]) == (
+        "limit", "max_tokens_per_sentence", 250, 300)
+
+
+def test_document_over_the_sentence_limit(engine):
+    j = job([{"kind": "document", "text": "It rains. " * 5}])
+    j["limits"]["max_sentences"] = 3
+    err = engine.run(j)["error"]
+    assert (err["kind"], err["limit"]) == ("limit", "max_sentences")
+
+
+def test_bad_budget_and_unknown_model_are_refusals_not_crashes(engine):
+    err = engine.run(job([{"kind": "tokens", "forms": ["a"]}], budget={"restarts": -1}))["error"]
+    assert err["kind"] == "budget" and "restarts" in err["message"]
+    bad = job([{"kind": "tokens", "forms": ["a"]}])
+    bad["model"] = "nope"
+    assert engine.run(bad)["error"]["code"] == "unknown_model"
+    assert engine.run(job([{"kind": "sentence", "text": "   "}]))["error"]["code"] == \
+        "empty_sentence"
+
+
+def test_request_deadline_bounds_the_whole_job(engine, slow):
+    tokens, budget = slow
+    t0 = time.monotonic()
+    reply = engine.run(job([{"kind": "tokens", "forms": tokens}] * 3, budget=budget,
+                           deadline_at=time.time() + 0.5))
+    elapsed = time.monotonic() - t0
+    assert reply["ok"]
+    assert all(t[0]["stats"]["deadline_hit"] for t in reply["results"])
+    assert elapsed < 0.5 + 3.0        # generous margin: one restart chunk per sentence
+
+
+def test_expired_job_is_not_parsed(engine):
+    reply = engine.run(job([{"kind": "tokens", "forms": ["a"]}], expires_at=time.time() - 1))
+    assert reply["error"]["code"] == "expired"
+
+
+def test_recycle_after_max_requests(model_dirs, engine):
+    engine.served = 3
+    assert engine.should_recycle() == "requests"
+    engine.served = 0
+    assert engine.should_recycle() is None
