@@ -122,7 +122,7 @@ def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv
     bigrams at m and m+1, and F[a] without m is the same for every b.
     """
     n1 = heads.shape[0]
-    parts = np.empty((5 * n1 + 4, 5), dtype=np.int64)
+    parts = np.empty((5 * n1 + 8, 5), dtype=np.int64)
     buf = np.empty(MAX_FEATURES, dtype=np.uint64)
     depth = np.empty(n1, dtype=np.int64)
     F = np.zeros(n1 + 1)

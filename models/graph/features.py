@@ -17,18 +17,21 @@ Parts (`PART_*`), a part being up to 4 token positions (a, b, c, d):
   TRISIB   (h, t, s, m)      tri-sibling (third order); t == h / s == h mark
                              missing inner siblings
   BIGRAM   (m, h1, h2)       head bigram: heads h1 of m-1 and h2 of m
+  VALENCY  (h, side, k)      h has k (capped at 7) children on one side
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from .encode import A_LEMMA, A_UPOS, A_WORD, A_XPOS, N_UPOS
+from .encode import A_LEMMA, A_SUFFIX, A_UPOS, A_WORD, A_XPOS, N_UPOS
 
-FEATURE_SET = "graph-v1"
-MAX_FEATURES = 128  # upper bound of features written for any one part (arc: 2 * (33 + 19) + 1)
+FEATURE_SET = "graph-v2"
+MAX_FEATURES = 128  # upper bound of features written for any one part (arc: 2 * (36 + 19) + 1)
 
-PART_ARC, PART_SIB_L, PART_SIB_R, PART_GRAND, PART_GSIB, PART_TRISIB, PART_BIGRAM = range(7)
+(PART_ARC, PART_SIB_L, PART_SIB_R, PART_GRAND, PART_GSIB, PART_TRISIB, PART_BIGRAM,
+ PART_VALENCY) = range(8)
+MAX_VALENCY = 7
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -144,6 +147,12 @@ def arc_features(attrs, upos_prefix, h, m, out, k):
     out[k] = fhash(31, hp, mp, mm1, z, z); k += 1
     out[k] = fhash(32, hp, mp, mp1, z, z); k += 1
     out[k] = fhash(33, hp, mp, hm1, z, z); k += 1
+    # 3-letter suffixes: a back-off for rare words
+    hs = attrs[h, A_SUFFIX]
+    ms = attrs[m, A_SUFFIX]
+    out[k] = fhash(36, hp, ms, mp, z, z); k += 1
+    out[k] = fhash(37, hs, hp, mp, z, z); k += 1
+    out[k] = fhash(38, hs, ms, z, z, z); k += 1
     # tags strictly between h and m (McDonald et al. 2005, Table 1b)
     lo = min(h, m) + 1
     hi = max(h, m)
@@ -228,6 +237,12 @@ def grand_features(attrs, g, h, m, out, k):
     out[k] = fhash(210, gx, hx, mx, dd, z); k += 1
     out[k] = fhash(211, gl, ml, z, z, z); k += 1
     out[k] = fhash(212, gp, mp, dd, z, z); k += 1
+    # lexical triples for attachment through function words (e.g. verb - "on" - noun)
+    hl = attrs[h, A_LEMMA]
+    out[k] = fhash(213, gl, hw, ml, z, z); k += 1
+    out[k] = fhash(214, gp, hw, ml, z, z); k += 1
+    out[k] = fhash(215, gl, hw, mp, z, z); k += 1
+    out[k] = fhash(216, gp, hl, mp, dd, z); k += 1
     return k
 
 
@@ -294,6 +309,19 @@ def bigram_features(attrs, m, h1, h2, out, k):
 
 
 @njit(cache=True)
+def valency_features(attrs, h, side, count, out, k):
+    """Number of h's children on one side (a valency part, as in TurboParser)."""
+    sd = np.uint64(side + 1)
+    c = np.uint64(count + 1)
+    z = np.uint64(0)
+    out[k] = fhash(701, attrs[h, A_UPOS], sd, c, z, z); k += 1
+    out[k] = fhash(702, attrs[h, A_WORD], sd, c, z, z); k += 1
+    out[k] = fhash(703, attrs[h, A_XPOS], sd, c, z, z); k += 1
+    out[k] = fhash(704, attrs[h, A_LEMMA], sd, c, z, z); k += 1
+    return k
+
+
+@njit(cache=True)
 def part_features(attrs, upos_prefix, ptype, a, b, c, d, out):
     """Write the features of one part into out[0:], return how many."""
     if ptype == PART_ARC:
@@ -308,4 +336,6 @@ def part_features(attrs, upos_prefix, ptype, a, b, c, d, out):
         return gsib_features(attrs, a, b, c, d, out, 0)
     if ptype == PART_TRISIB:
         return trisib_features(attrs, a, b, c, d, out, 0)
+    if ptype == PART_VALENCY:
+        return valency_features(attrs, a, b, c, out, 0)
     return bigram_features(attrs, a, b, c, out, 0)

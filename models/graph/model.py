@@ -25,7 +25,7 @@ from .prune import all_arcs, prune
 from .scoring import arc_scores
 from .weights_io import from_sparse, to_sparse
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 @dataclass

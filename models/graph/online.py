@@ -41,15 +41,22 @@ def feature_difference(gold_idx, pred_idx):
 
 
 @njit(cache=True)
-def pa_update(w, u, step, idx, val, loss, C):
-    """PA-I step on w (float32) with averaging accumulator u (float64); returns tau."""
+def pa_update(w, u, step, idx, val, loss, C, active):
+    """PA-I step on w (float32) with averaging accumulator u (float64); returns tau.
+
+    Only features with active[i] (those seen in some gold tree, as MSTParser's
+    feature set) are updated: fewer hash collisions, a smaller model.
+    """
     norm2 = 0.0
     for i in range(idx.shape[0]):
-        norm2 += val[i] * val[i]
+        if active[idx[i]]:
+            norm2 += val[i] * val[i]
     if norm2 <= 0.0 or loss <= 0.0:
         return 0.0
     tau = min(C, loss / norm2)
     for i in range(idx.shape[0]):
+        if not active[idx[i]]:
+            continue
         d = tau * val[i]
         w[idx[i]] += d
         u[idx[i]] += step * d

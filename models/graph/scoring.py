@@ -21,6 +21,8 @@ from .features import (
     PART_SIB_L,
     PART_SIB_R,
     PART_TRISIB,
+    PART_VALENCY,
+    MAX_VALENCY,
     arc_features,
     part_features,
 )
@@ -104,6 +106,7 @@ def head_parts(h, heads, order, parts):
     for side in range(2):
         prev2 = h
         prev = h
+        count = 0
         if side == 0:
             c, step, sib = h - 1, -1, PART_SIB_L
         else:
@@ -125,10 +128,13 @@ def head_parts(h, heads, order, parts):
                         parts[k, 3] = prev; parts[k, 4] = c; k += 1
                 prev2 = prev
                 prev = c
+                count += 1
             c += step
         if order >= 2:
             parts[k, 0] = sib; parts[k, 1] = h; parts[k, 2] = prev; parts[k, 3] = h
             parts[k, 4] = 0; k += 1
+            parts[k, 0] = PART_VALENCY; parts[k, 1] = h; parts[k, 2] = side
+            parts[k, 3] = min(count, MAX_VALENCY); parts[k, 4] = 0; k += 1
     return k
 
 
@@ -163,7 +169,7 @@ def tree_score(heads, order, S, attrs, upos_prefix, weights, mask, memo_keys, me
                memo_fill):
     """Total score of the tree `heads` (heads[0] ignored)."""
     n1 = heads.shape[0]
-    parts = np.empty((5 * n1 + 4, 5), dtype=np.int64)
+    parts = np.empty((5 * n1 + 8, 5), dtype=np.int64)
     buf = np.empty(MAX_FEATURES, dtype=np.uint64)
     total = 0.0
     for h in range(n1):
@@ -179,7 +185,7 @@ def tree_score(heads, order, S, attrs, upos_prefix, weights, mask, memo_keys, me
 def tree_features(heads, order, attrs, upos_prefix, mask):
     """Masked feature indices of every part of the tree (with repeats)."""
     n1 = heads.shape[0]
-    parts = np.empty((5 * n1 + 4, 5), dtype=np.int64)
+    parts = np.empty((5 * n1 + 8, 5), dtype=np.int64)
     buf = np.empty(MAX_FEATURES, dtype=np.uint64)
     out = np.empty(n1 * (5 * MAX_FEATURES) + 64, dtype=np.int64)
     k = 0

@@ -42,8 +42,8 @@ class TrainConfig:
     pruner_epochs: int = 6
     label_epochs: int = 6
     C: float = 1.0
-    log2_size: int = 23
-    pruner_log2_size: int = 22
+    log2_size: int = 25
+    pruner_log2_size: int = 24
     label_log2_size: int = 22
     train_restarts: int = 12
     train_converge: int = 3
@@ -122,6 +122,11 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
     else:
         w, u, step, start = state
         start += 1
+    active = np.zeros(size, dtype=np.bool_)
+    for ex in examples:
+        active[tree_features(ex.heads, order, ex.enc.attrs, ex.enc.upos_prefix, mask)] = True
+    logger.info("order-%d features: %d slots of %d used by gold trees (%.1f%%)", order,
+                int(active.sum()), size, 100.0 * active.sum() / size)
     rng = np.random.default_rng(cfg.seed)
     perms = [rng.permutation(len(examples)) for _ in range(epochs)]
     for epoch in range(start, epochs):
@@ -157,7 +162,7 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
                 idx, val = feature_difference(
                     tree_features(gold, order, ex.enc.attrs, ex.enc.upos_prefix, mask),
                     tree_features(pred, order, ex.enc.attrs, ex.enc.upos_prefix, mask))
-                pa_update(w, u, step, idx, val, loss, cfg.C)
+                pa_update(w, u, step, idx, val, loss, cfg.C, active)
             step += 1.0
             if k % 500 == 0:
                 bar.set_postfix(train_uas=f"{100.0 * correct / max(1, total):.2f}")

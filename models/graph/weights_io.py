@@ -10,11 +10,13 @@ import numpy as np
 
 
 def to_sparse(w: np.ndarray, min_abs: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
-    idx = np.flatnonzero(np.abs(w) >= min_abs).astype(np.uint32)
-    return idx, w[idx].astype(np.float16)
+    """(gaps between kept indices as uint32, values as float16); gaps compress well."""
+    idx = np.flatnonzero(np.abs(w) >= min_abs)
+    gaps = np.diff(idx, prepend=0).astype(np.uint32)
+    return gaps, w[idx].astype(np.float16)
 
 
-def from_sparse(size: int, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
+def from_sparse(size: int, gaps: np.ndarray, vals: np.ndarray) -> np.ndarray:
     w = np.zeros(size, dtype=np.float32)
-    w[idx.astype(np.int64)] = vals.astype(np.float32)
+    w[np.cumsum(gaps.astype(np.int64))] = vals.astype(np.float32)
     return w
