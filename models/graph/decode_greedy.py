@@ -221,11 +221,13 @@ def _tree_hash(heads):
 @njit(cache=True)
 def greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
                  state, max_restarts, converge, chunk, best_heads, stats, opt_hashes, opt_heads,
-                 opt_scores, opt_counts):
+                 opt_scores, opt_counts, start):
     """Run up to `chunk` restarts, continuing the search recorded in `stats`.
 
     stats (float64): [best score, restarts done, best restart, since improvement,
     distinct optima]. Local optima are recorded in opt_* (up to their capacity).
+    The first restart climbs from `start` when start[0] != -2 (e.g. the
+    first-order MST); the others from random trees.
     Returns True when the search is finished (converged or out of restarts).
     """
     n1 = best_heads.shape[0]
@@ -235,7 +237,10 @@ def greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, ma
     for _ in range(chunk):
         if stats[1] >= max_restarts or stats[3] >= converge:
             return True
-        sample_tree(cand, ncand, cdf, root_cdf, state, heads, in_tree, order_buf)
+        if stats[1] == 0 and start[0] != -2:
+            heads[:] = start
+        else:
+            sample_tree(cand, ncand, cdf, root_cdf, state, heads, in_tree, order_buf)
         score = hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf)
         stats[1] += 1
         th = _tree_hash(heads)
@@ -265,8 +270,10 @@ def greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, ma
 
 
 def greedy_search(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, mask, memo, *,
-                  seed_state, restarts, converge, deadline=None, chunk=8, max_optima=256):
-    """Restart loop with a deadline (time.monotonic() value or None)."""
+                  seed_state, restarts, converge, deadline=None, chunk=8, max_optima=256,
+                  start=None):
+    """Restart loop with a deadline (time.monotonic() value or None); `start`, if
+    given, is the tree the first restart climbs from."""
     n1 = S.shape[0]
     mk, mv, mf = memo
     best = np.full(n1, -1, dtype=np.int64)
@@ -277,10 +284,11 @@ def greedy_search(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, m
     opt_scores = np.zeros(cap, dtype=np.float64)
     opt_counts = np.zeros(cap, dtype=np.int64)
     deadline_hit = False
+    first = np.full(n1, -2, dtype=np.int64) if start is None else np.asarray(start, np.int64)
     while True:
         done = greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w,
                             np.uint64(mask), mk, mv, mf, seed_state, restarts, converge, chunk,
-                            best, stats, opt_hashes, opt_heads, opt_scores, opt_counts)
+                            best, stats, opt_hashes, opt_heads, opt_scores, opt_counts, first)
         if done:
             break
         if deadline is not None and time.monotonic() >= deadline:

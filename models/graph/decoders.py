@@ -66,24 +66,32 @@ def _deadline(budget: dict) -> float | None:
 
 
 GREEDY_DEFAULTS = {"restarts": 100, "converge": 20, "init": "first_order", "seed": 0}
+INITS = ("uniform", "first_order", "mst")
 GREEDY_LIMITS = {"restarts": (1, 10000), "converge": (1, 10000), "seed": (0, 2**63 - 1)}
 
 
 def decode_greedy(sc: Scorer, budget: dict) -> Decoded:
-    """Randomized greedy hill-climbing (Zhang et al. 2014, Figure 1)."""
+    """Randomized greedy hill-climbing (Zhang et al. 2014, Figure 1).
+
+    init: "uniform" or "first_order" draw every restart's tree from Wilson's
+    walk (uniform or first-order weighted, as in the paper); "mst" (our
+    extension) climbs first from the exact first-order tree, then from
+    first-order weighted random trees.
+    """
     restarts = _int(budget, "restarts", GREEDY_DEFAULTS["restarts"], *GREEDY_LIMITS["restarts"])
     converge = _int(budget, "converge", GREEDY_DEFAULTS["converge"], *GREEDY_LIMITS["converge"])
     seed = _int(budget, "seed", GREEDY_DEFAULTS["seed"], *GREEDY_LIMITS["seed"])
     init = budget.get("init", GREEDY_DEFAULTS["init"])
-    if init not in ("uniform", "first_order"):
-        raise BudgetError(f"init must be 'uniform' or 'first_order', got {init!r}")
+    if init not in INITS:
+        raise BudgetError(f"init must be one of {', '.join(INITS)}, got {init!r}")
     deadline = _deadline(budget)
     t0 = time.perf_counter()
-    space = build_search_space(sc.allowed, sc.S, init)
+    space = build_search_space(sc.allowed, sc.S, "uniform" if init == "uniform" else "first_order")
+    start = decode_mst(sc.S) if init == "mst" else None
     res = greedy_search(space.cand, space.ncand, space.cdf, space.root_cdf, space.root_ok,
                         sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights, sc.mask,
                         new_memo(sc.S.shape[0] - 1), seed_state=new_state(seed),
-                        restarts=restarts, converge=converge, deadline=deadline)
+                        restarts=restarts, converge=converge, deadline=deadline, start=start)
     stats = {
         "restarts_used": res.restarts, "best_restart": res.best_restart,
         "distinct_optima": res.distinct_optima, "deadline_hit": res.deadline_hit,

@@ -29,7 +29,7 @@ def _third_order_scorer(rng, n, allowed=None):
     return Scorer(3, S, allowed, enc.attrs, enc.upos_prefix, w, MASK)
 
 
-@pytest.mark.parametrize("init", ["uniform", "first_order"])
+@pytest.mark.parametrize("init", ["uniform", "first_order", "mst"])
 def test_first_order_reaches_mst_optimum(rng, init):
     for _ in range(40):
         n = int(rng.integers(1, 8))
@@ -93,10 +93,24 @@ def test_deadline_returns_best_so_far(rng):
 
 
 @pytest.mark.parametrize("budget", [{"restarts": 0}, {"restarts": -3}, {"converge": "x"},
-                                    {"init": "random"}, {"deadline_ms": -1}, {"seed": 1.5}])
+                                    {"init": "random"}, {"init": 3}, {"deadline_ms": -1}, {"seed": 1.5}])
 def test_bad_budget_is_rejected(rng, budget):
     from models.graph.decoders import BudgetError
 
     sc = _third_order_scorer(rng, 4)
     with pytest.raises(BudgetError):
         decode_greedy(sc, budget)
+
+
+def test_tree_score_equals_weights_dot_features(rng):
+    """The scoring walk (head_score) and the feature walk (head_parts) see the same parts."""
+    from models.graph.scoring import tree_features
+
+    for order in (1, 2, 3):
+        for n in (1, 2, 5, 13):
+            sc = _third_order_scorer(rng, n)
+            sc = Scorer(order, sc.S, sc.allowed, sc.attrs, sc.upos_prefix, sc.weights, sc.mask)
+            heads = decode_mst(sc.S)
+            feats = tree_features(heads, order, sc.attrs, sc.upos_prefix, np.uint64(MASK))
+            assert sc.score(heads) == pytest.approx(float(sc.weights[feats].astype(np.float64).sum()),
+                                                    rel=1e-5, abs=1e-6)
