@@ -162,7 +162,7 @@ class Server:
         import httpx
 
         t0 = time.monotonic()
-        last = None
+        last, failing = None, 0
         while time.monotonic() - t0 < timeout:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited {self.proc.returncode}:\n{self.tail()}")
@@ -171,6 +171,9 @@ class Server:
                 last = r.json()
                 if r.status_code == 200 and last["workers"]["workers_up"] >= workers:
                     return last
+                failing = failing + 1 if last["workers"].get("error") else 0
+                if failing > 25:             # a worker that cannot load its model
+                    raise RuntimeError(f"workers fail: {last}\n{self.tail()}")
             except (httpx.HTTPError, ValueError):
                 pass
             time.sleep(0.2)
@@ -187,6 +190,22 @@ def start_process(args: list[str], env: dict[str, str], log: Path) -> subprocess
     fh = open(log, "ab")
     return subprocess.Popen([sys.executable, "-m", "app.serve_cli", *args], cwd=ROOT, env=full,
                             stdout=fh, stderr=subprocess.STDOUT)
+
+
+@pytest.fixture
+def stream_worker(model_dirs, tmp_path):
+    """A factory: stream_worker(env) starts `deptree worker --models en_ewt` (stopped after)."""
+    procs: list[subprocess.Popen] = []
+
+    def start(env: dict[str, str]) -> subprocess.Popen:
+        full = {"DEPTREE_MODEL_DIRS": os.pathsep.join(model_dirs), **env}
+        procs.append(start_process(["worker", "--models", "en_ewt"], full,
+                                   tmp_path / f"worker{len(procs)}.log"))
+        return procs[-1]
+
+    yield start
+    for p in procs:
+        stop_process(p)
 
 
 @pytest.fixture(scope="session")

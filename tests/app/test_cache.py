@@ -1,0 +1,55 @@
+"""Cache keys and the in-process and Redis caches, without HTTP."""
+from __future__ import annotations
+
+import asyncio
+
+from app.cache import LRUCache, RedisCache, cache_key
+
+BASE = dict(model="en_ewt", version="1+abc", decoder="greedy",
+            budget={"restarts": 50, "converge": 20, "init": "first_order", "seed": 0},
+            kind="tokens", payload={"forms": ["A", "cat"]})
+
+
+def key(**change):
+    return cache_key(**{**BASE, **change})
+
+
+def test_key_changes_with_decoder_budget_seed_model_version_and_input():
+    k = key()
+    assert key() == k
+    assert key(decoder="mst") != k
+    assert key(budget={**BASE["budget"], "restarts": 51}) != k
+    assert key(budget={**BASE["budget"], "seed": 1}) != k
+    assert key(version="1+abd") != k
+    assert key(model="de_gsd") != k
+    assert key(payload={"forms": ["A", "dog"]}) != k
+    assert key(kind="sentence", payload={"text": "A cat"}) != k
+
+
+def test_key_ignores_deadline_and_field_order():
+    assert key(budget={**BASE["budget"], "deadline_ms": 100}) == key()
+    assert key(budget=dict(reversed(list(BASE["budget"].items())))) == key()
+
+
+def test_lru_evicts_the_least_recently_used():
+    c = LRUCache(2)
+
+    async def go():
+        await c.set_many({"a": [1], "b": [2]})
+        await c.get_many(["a"])
+        await c.set_many({"c": [3]})
+        return await c.get_many(["a", "b", "c"])
+    assert asyncio.run(go()) == {"a": [1], "c": [3]}
+
+
+def test_unreachable_redis_is_a_miss_not_an_error():
+    c = RedisCache("redis://127.0.0.1:1/0", ttl_s=60, timeout_s=0.2, retry_s=10)
+
+    async def go():
+        await c.start()
+        got = await c.get_many(["a"])
+        await c.set_many({"a": [1]})
+        await c.stop()
+        return got
+    assert asyncio.run(go()) == {}
+    assert c.status()["status"] == "down" and not c.up

@@ -1,0 +1,107 @@
+"""POST /process called the way UDPipe clients call it (urllib form posts, curl -F)."""
+from __future__ import annotations
+
+import json
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from models.conllu import read_conllu_string
+
+CONLLU = """# newdoc id = test
+# sent_id = s1
+# text = Dogs don't bark.
+1\tDogs\tdog\tNOUN\tNNS\tNumber=Plur\t_\t_\t_\t_
+2-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_
+2\tdo\tdo\tAUX\tVBP\t_\t_\t_\t_\t_
+3\tn't\tnot\tPART\tRB\t_\t_\t_\t_\t_
+4\tbark\tbark\tVERB\tVB\t_\t_\t_\t_\tSpaceAfter=No
+5\t.\t.\tPUNCT\t.\t_\t_\t_\t_\t_
+
+# sent_id = s2
+1\tCats\t_\t_\t_\t_\t_\t_\t_\t_
+2\tsleep\t_\t_\t_\t_\t_\t_\t_\t_
+
+"""
+
+
+def udpipe_call(url: str, **fields: str) -> dict:
+    """What ufal's udpipe2_client.py does: a form-encoded POST, JSON back."""
+    data = urllib.parse.urlencode(fields).encode("utf-8")
+    req = urllib.request.Request(url + "/process", data=data, method="POST")
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        assert resp.status == 200
+        return json.loads(resp.read().decode("utf-8"))
+
+
+def trees_ok(text: str) -> list:
+    sents = read_conllu_string(text)
+    for s in sents:
+        heads = [w.head for w in s.words]
+        assert sum(h == 0 for h in heads) == 1 and all(0 <= h <= len(heads) for h in heads)
+    return sents
+
+
+def test_conllu_input_keeps_every_other_line(server):
+    body = udpipe_call(server.url, data=CONLLU, model="en_ewt", parser="")
+    assert set(body) == {"model", "acknowledgements", "result"} and body["model"] == "en_ewt"
+    out = trees_ok(body["result"])
+    assert [w.form for w in out[0].words] == ["Dogs", "do", "n't", "bark", "."]
+    assert "2-3\tdon't" in body["result"] and "# newdoc id = test" in body["result"]
+    assert out[0].words[0].feats == "Number=Plur" and out[0].words[3].misc == "SpaceAfter=No"
+    assert out[0].words[1].upos == "AUX"                  # input tags kept without `tagger`
+    assert out[1].words[0].upos not in ("_", "")          # untagged input is tagged
+
+
+def test_horizontal_and_vertical_input(server):
+    body = udpipe_call(server.url, data="Dogs bark .\nCats sleep all day .\n",
+                       model="en_ewt", input="horizontal", tagger="", parser="")
+    out = trees_ok(body["result"])
+    assert [[w.form for w in s.words] for s in out] == [["Dogs", "bark", "."],
+                                                        ["Cats", "sleep", "all", "day", "."]]
+    body = udpipe_call(server.url, data="Dogs\nbark\n\nCats\nsleep\n", model="en_ewt",
+                       input="vertical", tagger="", parser="")
+    assert [len(s.words) for s in trees_ok(body["result"])] == [2, 2]
+
+
+def test_tokenizer_takes_raw_text(server):
+    body = udpipe_call(server.url, data="Dogs bark. Cats sleep all day.", model="en_ewt",
+                       tokenizer="", tagger="", parser="")
+    out = trees_ok(body["result"])
+    assert len(out) == 2 and out[0].text == "Dogs bark."
+    body = udpipe_call(server.url, data="Dogs bark. Cats sleep.\nBirds sing.",
+                       tokenizer="presegmented", parser="")
+    assert len(trees_ok(body["result"])) == 2
+
+
+def test_parser_field_carries_deptree_options(server):
+    for parser in ("decoder=mst", "decoder=greedy;restarts=5;seed=2"):
+        body = udpipe_call(server.url, data=CONLLU, model="en_ewt", parser=parser)
+        trees_ok(body["result"])
+
+
+def test_multipart_upload_like_curl_dash_F(server):
+    with server.client() as c:
+        r = c.post("/process", data={"model": "en_ewt", "parser": ""},
+                   files={"data": ("in.conllu", CONLLU.encode("utf-8"), "text/plain")})
+    assert r.status_code == 200, r.text
+    trees_ok(r.json()["result"])
+
+
+def test_get_with_query_string_and_json_body(server):
+    with server.client() as c:
+        r = c.get("/process", params={"data": "Dogs bark .", "input": "horizontal"})
+        assert r.status_code == 200 and trees_ok(r.json()["result"])
+        r = c.post("/process", json={"data": "Dogs bark .", "input": "horizontal",
+                                     "model": "en_ewt"})
+        assert r.status_code == 200 and trees_ok(r.json()["result"])
+
+
+@pytest.mark.parametrize("parser", ["decoder=quantum", "beam=4"])
+def test_bad_parser_options_are_422(server, parser):
+    with server.client() as c:
+        r = c.post("/process", data={"data": "Dogs bark .", "input": "horizontal",
+                                     "parser": parser})
+    assert r.status_code == 422 and r.json()["error"]["code"] in (
+        "unknown_decoder", "field_not_applicable")
