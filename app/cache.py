@@ -18,9 +18,13 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from redis.exceptions import RedisError
+
 logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "deptree:cache:"
+# What an unreachable, slow or restarting Redis raises (timeouts are TimeoutError).
+REDIS_DOWN = (RedisError, OSError, TimeoutError)
 
 
 def cache_key(model: str, version: str, decoder: str, budget: dict[str, Any], kind: str,
@@ -111,17 +115,17 @@ class RedisCache(NullCache):
                 if value:
                     try:
                         await self.client.config_set(name, value)
-                    except Exception as exc:  # noqa: BLE001 - managed Redis may forbid it
+                    except RedisError as exc:  # managed Redis may forbid it
                         logger.warning("cannot set Redis %s=%s: %s", name, value, exc)
-        except Exception as exc:  # noqa: BLE001
+        except REDIS_DOWN as exc:
             self._failed(exc)
 
     async def stop(self) -> None:
         if self.client is not None:
             try:
                 await self.client.aclose()
-            except Exception:  # noqa: BLE001
-                pass
+            except REDIS_DOWN as exc:
+                logger.debug("closing the Redis client: %s", exc)
 
     @property
     def up(self) -> bool:
@@ -151,7 +155,7 @@ class RedisCache(NullCache):
             return {}
         try:
             vals = await self.client.mget([KEY_PREFIX + k for k in keys])
-        except Exception as exc:  # noqa: BLE001 - an outage is a miss, never an error
+        except REDIS_DOWN as exc:  # an outage is a miss, never an error
             self._failed(exc)
             return {}
         self._ok()
@@ -172,7 +176,7 @@ class RedisCache(NullCache):
             for k, v in items.items():
                 pipe.set(KEY_PREFIX + k, json.dumps(v), ex=self.ttl_s)
             await pipe.execute()
-        except Exception as exc:  # noqa: BLE001
+        except REDIS_DOWN as exc:
             self._failed(exc)
             return
         self._ok()
@@ -183,7 +187,7 @@ class RedisCache(NullCache):
             return
         try:
             await self.client.ping()
-        except Exception as exc:  # noqa: BLE001
+        except REDIS_DOWN as exc:
             self._failed(exc)
             return
         self._ok()

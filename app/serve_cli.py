@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import sys
 import tempfile
 
@@ -51,8 +52,18 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    own_dir = None
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="deptree-metrics-")
+        own_dir = tempfile.mkdtemp(prefix="deptree-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = own_dir
+    try:
+        return _serve(args)
+    finally:
+        if own_dir:
+            shutil.rmtree(own_dir, ignore_errors=True)
+
+
+def _serve(args: argparse.Namespace) -> int:
     s = _settings(args, host=args.host, port=args.port, workers=args.workers,
                   backend=args.backend, cache=False if args.no_cache else None)
     if s.backend == "local" or s.workers > 0:
@@ -79,8 +90,9 @@ def add_worker(sub: argparse._SubParsersAction) -> None:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    from .dispatch import worker_config
     from worker.stream import run_supervised
+
+    from .dispatch import worker_config
 
     s = _settings(args)
     if not s.redis_url:

@@ -123,6 +123,9 @@ class ParseService:
     def model_info(self, model: str | None) -> tuple[str, dict[str, Any]]:
         cat = self.dispatcher.catalogue()
         if not cat:
+            err = self.dispatcher.status().get("error")
+            if err:
+                raise ServiceError("no_workers", f"no worker could load its models: {err}")
             raise ServiceError("not_ready", "no worker has loaded its models yet; retry shortly")
         name = model or default_model(self.settings, cat)
         if name not in cat:

@@ -102,7 +102,7 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen | None = None
 
-    def start(self) -> "RedisServer":
+    def start(self) -> RedisServer:
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--protected-mode", "no"],
@@ -187,9 +187,9 @@ def start_process(args: list[str], env: dict[str, str], log: Path) -> subprocess
     full = dict(os.environ)
     full.pop("PROMETHEUS_MULTIPROC_DIR", None)
     full.update(env)
-    fh = open(log, "ab")
-    return subprocess.Popen([sys.executable, "-m", "app.serve_cli", *args], cwd=ROOT, env=full,
-                            stdout=fh, stderr=subprocess.STDOUT)
+    with open(log, "ab") as fh:          # the child keeps its own copy of the descriptor
+        return subprocess.Popen([sys.executable, "-m", "app.serve_cli", *args], cwd=ROOT,
+                                env=full, stdout=fh, stderr=subprocess.STDOUT)
 
 
 @pytest.fixture
@@ -243,8 +243,7 @@ def server(serve):
 
 def slow_tokens(n: int = 200) -> list[str]:
     """A long sentence of distinct words: hill-climbing on it is slow enough to be caught."""
-    words = ("the cat saw a dog near old houses while many people walked slowly into"
-             " green fields and talked about strange music from distant cities").split()
+    words = ["the", "cat", "saw", "a", "dog", "near", "old", "houses", "while", "many", "people", "walked", "slowly", "into", "green", "fields", "and", "talked", "about", "strange", "music", "from", "distant", "cities"]
     return [words[i % len(words)] + ("" if i < len(words) else str(i)) for i in range(n)]
 
 

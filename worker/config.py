@@ -23,5 +23,5 @@ class WorkerConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "WorkerConfig":
+    def from_dict(cls, d: dict) -> WorkerConfig:
         return cls(**d)

@@ -93,7 +93,7 @@ class Engine:
         try:
             results = self._run(job)
             reply = {"id": job.get("id"), "ok": True, "results": results}
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a reply
+        except Exception as exc:  # every failure becomes a reply
             error = error_payload(exc)
             if error["kind"] == "internal":
                 logger.exception("job %s failed", job.get("id"))

@@ -28,7 +28,7 @@ def run_local_worker(conn: Connection, cfg: dict, name: str, log_level: int = lo
         engine.load()
         if engine.cfg.warm_up:
             engine.warm_up()
-    except Exception as exc:  # noqa: BLE001 - reported to the gateway, then exit
+    except Exception as exc:  # reported to the gateway, then exit
         logger.exception("cannot start worker %s", name)
         conn.send({"type": "fatal", "message": f"{type(exc).__name__}: {exc}"})
         conn.close()

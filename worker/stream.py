@@ -78,7 +78,7 @@ class StreamWorker:
             self.engine.load()
             if self.engine.cfg.warm_up:
                 self.engine.warm_up()
-        except Exception:  # noqa: BLE001 - a worker that cannot load its models stops
+        except Exception:  # a worker that cannot load its models stops
             logger.exception("cannot start worker %s", self.name)
             return EXIT_FATAL
         r = self._client()

@@ -244,7 +244,7 @@ class LocalDispatcher(Dispatcher):
         self._pump()
         try:
             return await asyncio.wait_for(asyncio.shield(fut), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             try:
                 self.pending.remove((job, fut))
             except ValueError:

@@ -5,9 +5,9 @@ import asyncio
 
 from app.cache import LRUCache, RedisCache, cache_key
 
-BASE = dict(model="en_ewt", version="1+abc", decoder="greedy",
-            budget={"restarts": 50, "converge": 20, "init": "first_order", "seed": 0},
-            kind="tokens", payload={"forms": ["A", "cat"]})
+BASE = {"model": "en_ewt", "version": "1+abc", "decoder": "greedy",
+        "budget": {"restarts": 50, "converge": 20, "init": "first_order", "seed": 0},
+        "kind": "tokens", "payload": {"forms": ["A", "cat"]}}
 
 
 def key(**change):

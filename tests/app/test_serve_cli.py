@@ -38,12 +38,12 @@ def test_settings_from_environment(monkeypatch):
 
 def test_serve_with_a_missing_model_fails_at_once(tmp_path):
     r = subprocess.run([sys.executable, "-m", "app.serve_cli", "serve", "--models", "xx_none",
-                        "--port", "1"], capture_output=True, text=True, timeout=60)
+                        "--port", "1"], capture_output=True, text=True, timeout=60, check=False)
     assert r.returncode == 2 and "unknown model 'xx_none'" in r.stderr
 
 
 def test_worker_needs_a_redis_url(monkeypatch):
     monkeypatch.delenv("DEPTREE_REDIS_URL", raising=False)
     r = subprocess.run([sys.executable, "-m", "app.serve_cli", "worker"], capture_output=True,
-                       text=True, timeout=60)
+                       text=True, timeout=60, check=False)
     assert r.returncode == 2 and "--redis-url" in r.stderr

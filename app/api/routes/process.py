@@ -16,8 +16,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request
-from fastapi.datastructures import UploadFile
 from fastapi.responses import JSONResponse
+from starlette.datastructures import UploadFile
 
 from models.conllu import format_sentence
 
@@ -38,8 +38,8 @@ logger = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/process", tags=["udpipe"])
 
-ACKNOWLEDGEMENTS = ["deptree: graph-based dependency parser with per-request decoder and"
-                    " budget (UDPipe-compatible REST endpoint)"]
+ACKNOWLEDGEMENTS = [("deptree: graph-based dependency parser with per-request decoder and"
+                     " budget (UDPipe-compatible REST endpoint)")]
 FIELDS = ("data", "model", "tokenizer", "tagger", "parser", "input", "output")
 
 
