@@ -23,7 +23,8 @@ def tree_to_sentence(tree: dict[str, Any], sent_id: int) -> Sentence:
     for t in tree["tokens"]:
         misc = f"TokenRange={t['start']}:{t['end']}" if t.get("start") is not None else "_"
         words.append(Word(t["id"], t["form"], t["lemma"] or "_", t["upos"] or "_",
-                          t["xpos"] or "_", "_", t["head"], t["deprel"], "_", misc))
+                          t["xpos"] or "_", t.get("feats") or "_", t["head"], t["deprel"], "_",
+                          misc))
     comments = [f"# sent_id = {sent_id}"]
     if tree.get("text"):
         comments.append("# text = " + " ".join(tree["text"].split()))

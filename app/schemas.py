@@ -45,6 +45,7 @@ class Token(BaseModel):
     xpos: str
     head: int
     deprel: str
+    feats: str = "_"
     start: int | None = Field(None, description="character offset (raw input only)")
     end: int | None = None
 

@@ -166,6 +166,10 @@ class ParseService:
         ms = budget.get("deadline_ms")
         if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0:
             deadline_at = time.time() + ms / 1000.0
+        elif ms is None and "deadline_ms" in fields:
+            # No deadline asked for: the cap still bounds the request's decoding time
+            # (a tree it cuts says deadline_hit and is not cached).
+            deadline_at = time.time() + s.deadline_cap_ms / 1000.0
         for it in items:
             it.key = cache_key(name, info["version"], decoder, budget, it.kind, it.payload)
         return Plan(name, info, decoder, budget, items, deadline_at)

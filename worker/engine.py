@@ -30,7 +30,7 @@ def tree_dict(tree: ParsedTree) -> dict[str, Any]:
     toks = []
     for t in tree.tokens:
         d = {"id": int(t.id), "form": t.form, "lemma": t.lemma, "upos": t.upos, "xpos": t.xpos,
-             "head": int(t.head), "deprel": t.deprel}
+             "head": int(t.head), "deprel": t.deprel, "feats": getattr(t, "feats", "_") or "_"}
         if t.start is not None:
             d["start"], d["end"] = int(t.start), int(t.end)
         toks.append(d)

@@ -56,7 +56,7 @@ def ensure_group(r: redis.Redis, stream: str) -> None:
 class StreamWorker:
     def __init__(self, cfg: WorkerConfig, redis_url: str, prefix: str = "deptree",
                  name: str | None = None, claim_idle_ms: int = 5000, max_deliveries: int = 3,
-                 block_ms: int = 1000, heartbeat_s: float = 1.0) -> None:
+                 block_ms: int = 1000, heartbeat_s: float | None = None) -> None:
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
         self.engine = Engine(cfg, name=self.name)
         self.url = redis_url
@@ -64,7 +64,8 @@ class StreamWorker:
         self.claim_idle_ms = claim_idle_ms
         self.max_deliveries = max_deliveries
         self.block_ms = block_ms
-        self.heartbeat_s = heartbeat_s
+        # several heartbeats per claim interval, so a live worker's entry never looks idle
+        self.heartbeat_s = heartbeat_s or min(1.0, claim_idle_ms / 4000)
         self.current: str | None = None
         self.stop = threading.Event()
 

@@ -133,3 +133,21 @@ def test_process_refusals(http):
 
 def test_the_service_still_works_after_all_that(http):
     assert http.post("/parse", json={"sentences": ["A cat."]}).status_code == 200
+
+
+def test_deadline_cap_bounds_requests_that_ask_for_no_deadline(serve, slow):
+    import time
+
+    tokens, budget = slow
+    srv = serve(workers=1, env={"DEPTREE_DEADLINE_CAP_MS": "600", "DEPTREE_MAX_RESTARTS": "10000",
+                                "DEPTREE_MAX_CONVERGE": "10000"})
+    with srv.client() as c:
+        t0 = time.monotonic()
+        r = c.post("/parse", json={"sentences": [tokens, tokens], **budget})
+        elapsed = time.monotonic() - t0
+        assert r.status_code == 200, r.text
+        assert all(s["stats"]["deadline_hit"] for s in r.json()["sentences"])
+        assert "deadline_ms" not in r.json()["budget"]
+        assert elapsed < 0.6 + 5.0
+        err = error(c.post("/parse", json={"sentences": ["A cat."], "deadline_ms": 601}), 422)
+        assert (err["limit"], err["value"]) == ("deadline_cap_ms", 600)

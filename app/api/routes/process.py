@@ -135,6 +135,8 @@ async def process(request: Request, service: ServiceDep, settings: SettingsDep) 
             if it.kind == "tokens":          # tagged by the model: write its tags too
                 for w, t in zip(sent.words, toks):
                     w.upos, w.xpos, w.lemma = t["upos"], t["xpos"], t["lemma"]
+                    if t.get("feats", "_") != "_":
+                        w.feats = t["feats"]
             parts.append(format_sentence(sent))
         result = "".join(parts)
     else:
