@@ -214,7 +214,7 @@ def serve(model_dirs, tmp_path_factory):
     servers: list[Server] = []
 
     def start(workers: int = 1, env: dict[str, str] | None = None, args: list[str] = (),
-              ready_workers: int | None = None) -> Server:
+              ready_workers: int | None = None, wait: bool = True) -> Server:
         port = free_port()
         log = tmp_path_factory.mktemp("server") / "server.log"
         full_env = {"DEPTREE_MODEL_DIRS": os.pathsep.join(model_dirs), "DEPTREE_MODELS": "en_ewt",
@@ -223,7 +223,8 @@ def serve(model_dirs, tmp_path_factory):
                              full_env, log)
         srv = Server(proc, f"http://127.0.0.1:{port}", log)
         servers.append(srv)
-        srv.wait_ready(workers=workers if ready_workers is None else ready_workers)
+        if wait:
+            srv.wait_ready(workers=workers if ready_workers is None else ready_workers)
         return srv
 
     yield start

@@ -73,10 +73,11 @@ class LocalDispatcher(Dispatcher):
 
     async def stop(self) -> None:
         self.stopping = True
-        for h in list(self.handles):
+        everyone = self.handles + [h.replacement for h in self.handles if h.replacement]
+        for h in everyone:
             self._send(h, {"type": "stop"})
         deadline = time.monotonic() + 10
-        for h in list(self.handles):
+        for h in everyone:
             await asyncio.to_thread(h.proc.join, max(0.1, deadline - time.monotonic()))
             if h.proc.is_alive():
                 h.proc.terminate()

@@ -47,3 +47,28 @@ def test_worker_needs_a_redis_url(monkeypatch):
     r = subprocess.run([sys.executable, "-m", "app.serve_cli", "worker"], capture_output=True,
                        text=True, timeout=60, check=False)
     assert r.returncode == 2 and "--redis-url" in r.stderr
+
+
+def test_model_that_cannot_load_is_reported_not_retried(serve, tmp_path):
+    import contextlib
+    import time
+
+    import httpx
+
+    broken = tmp_path / "broken"
+    (broken / "en_ewt" / "graph").mkdir(parents=True)
+    (broken / "en_ewt" / "pipeline.json").write_text('{"name": "en_ewt", "graph": "graph"}')
+    srv = serve(workers=1, env={"DEPTREE_MODEL_DIRS": str(broken)}, wait=False)
+    with srv.client() as c:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 60:
+            with contextlib.suppress(httpx.HTTPError):     # the server is still starting
+                r = c.get("/ready")
+                if r.json()["workers"]["error"]:
+                    break
+            time.sleep(0.2)
+        assert r.status_code == 503 and "model.json" in r.json()["workers"]["error"]
+        assert c.get("/health").json() == {"status": "ok"}
+        r = c.post("/parse", json={"sentences": ["A cat."]})
+        assert r.status_code == 503 and r.json()["error"]["code"] == "no_workers"
+        assert "model.json" in r.json()["error"]["message"]
