@@ -208,9 +208,8 @@ def stream_worker(model_dirs, tmp_path):
         stop_process(p)
 
 
-@pytest.fixture(scope="session")
-def serve(model_dirs, tmp_path_factory):
-    """A factory: serve(workers=2, env={...}, args=[...]) -> a ready Server."""
+def _servers(model_dirs: list[str], tmp_path_factory):
+    """A server factory and the list of what it started (for the caller to stop)."""
     servers: list[Server] = []
 
     def start(workers: int = 1, env: dict[str, str] | None = None, args: list[str] = (),
@@ -227,6 +226,14 @@ def serve(model_dirs, tmp_path_factory):
             srv.wait_ready(workers=workers if ready_workers is None else ready_workers)
         return srv
 
+    return start, servers
+
+
+@pytest.fixture
+def serve(model_dirs, tmp_path_factory):
+    """A factory: serve(workers=2, env={...}, args=[...]) -> a ready Server, stopped (with
+    its workers) at the end of the test, so that few models are in memory at once."""
+    start, servers = _servers(model_dirs, tmp_path_factory)
     yield start
     for s in servers:
         stop_process(s.proc)
@@ -237,14 +244,19 @@ SLOW_CAPS = {"DEPTREE_MAX_RESTARTS": "10000", "DEPTREE_MAX_CONVERGE": "10000"}
 
 
 @pytest.fixture(scope="session")
-def server(serve):
+def server(model_dirs, tmp_path_factory):
     """The embedded default: local backend, two workers, in-process LRU cache."""
-    return serve(workers=2, env=SLOW_CAPS)
+    start, servers = _servers(model_dirs, tmp_path_factory)
+    yield start(workers=2, env=SLOW_CAPS)
+    for s in servers:
+        stop_process(s.proc)
 
 
 def slow_tokens(n: int = 200) -> list[str]:
     """A long sentence of distinct words: hill-climbing on it is slow enough to be caught."""
-    words = ["the", "cat", "saw", "a", "dog", "near", "old", "houses", "while", "many", "people", "walked", "slowly", "into", "green", "fields", "and", "talked", "about", "strange", "music", "from", "distant", "cities"]
+    words = ["the", "cat", "saw", "a", "dog", "near", "old", "houses", "while", "many",
+             "people", "walked", "slowly", "into", "green", "fields", "and", "talked", "about",
+             "strange", "music", "from", "distant", "cities"]
     return [words[i % len(words)] + ("" if i < len(words) else str(i)) for i in range(n)]
 
 
