@@ -42,6 +42,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--train-restarts", type=int, default=None)
     p.add_argument("--train-converge", type=int, default=None)
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--C", type=float, default=None, help="PA-I aggressiveness")
     p.set_defaults(func=_run_train)
 
 
@@ -50,7 +51,7 @@ def _run_train(args: argparse.Namespace) -> int:
 
     cfg = TrainConfig(order=args.order)
     for name in ("epochs", "pruner_epochs", "label_epochs", "log2_size", "train_restarts",
-                 "train_converge", "seed"):
+                 "train_converge", "seed", "C"):
         value = getattr(args, name)
         if value is not None:
             setattr(cfg, name, value)

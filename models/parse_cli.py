@@ -23,7 +23,8 @@ def _tree_to_sentence(tree: ParsedTree, text: str | None, sent_id: int) -> Sente
         misc = "_"
         if t.start is not None:
             misc = f"TokenRange={t.start}:{t.end}"
-        words.append(Word(t.id, t.form, t.lemma, t.upos, t.xpos, "_", t.head, t.deprel, "_", misc))
+        words.append(Word(t.id, t.form, t.lemma, t.upos, t.xpos, t.feats, t.head, t.deprel, "_",
+                          misc))
     comments = [f"# sent_id = {sent_id}"]
     if text is not None:
         comments.append(f"# text = {text}")

@@ -32,6 +32,7 @@ class ParsedToken:
     deprel: str
     start: int | None = None   # character offsets into the input text (raw input only)
     end: int | None = None
+    feats: str = "_"
 
 
 @dataclass
@@ -43,13 +44,14 @@ class ParsedTree:
 
 class Pipeline:
     def __init__(self, directory: Path, meta: dict, graph: GraphModel, tokenizer=None,
-                 tagger=None, lemmatizer=None):
+                 tagger=None, lemmatizer=None, feats=None):
         self.directory = directory
         self.meta = meta
         self.graph = graph
         self.tokenizer = tokenizer
         self.tagger = tagger
         self.lemmatizer = lemmatizer
+        self.feats = feats
 
     # ---- identity ------------------------------------------------------------
     @property
@@ -82,9 +84,10 @@ class Pipeline:
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"name": d.name}
         graph_dir = d / meta.get("graph", "graph") if meta_path.exists() else d
         graph = GraphModel.load(graph_dir)
-        tokenizer = tagger = lemmatizer = None
+        tokenizer = tagger = lemmatizer = feats = None
         fe = d / meta.get("frontend", "frontend")
         if fe.is_dir():
+            from .text.feats import FeatsGuesser
             from .text.lemmatizer import Lemmatizer
             from .text.tagger import Tagger
             from .text.tokenizer import Tokenizer
@@ -93,11 +96,13 @@ class Pipeline:
                 tokenizer = Tokenizer.load(str(fe / "tokenizer"))
                 tagger = Tagger.load(str(fe / "tagger"))
                 lemmatizer = Lemmatizer.load(str(fe / "lemmatizer"))
+                if (fe / "feats").is_dir():
+                    feats = FeatsGuesser.load(str(fe / "feats"))
             except (OSError, ValueError, KeyError) as exc:
                 raise ModelError(f"cannot load the front-end of {d}: {exc}") from exc
         logger.info("loaded model %s from %s (order %d%s)", meta.get("name", d.name), d,
                     graph.order, ", with front-end" if tagger else "")
-        return cls(d, meta, graph, tokenizer, tagger, lemmatizer)
+        return cls(d, meta, graph, tokenizer, tagger, lemmatizer, feats)
 
     # ---- front-end -----------------------------------------------------------
     def tag(self, forms: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
@@ -132,11 +137,12 @@ class Pipeline:
             upos, xpos, tagged_lemmas = self.tag(forms)
             lemmas = lemmas or tagged_lemmas
         res = self.graph.parse(forms, upos, xpos, lemmas, decoder, budget)
+        feats = self.feats.predict(forms, upos, xpos) if self.feats else ["_"] * len(forms)
         toks = []
         for i, f in enumerate(forms):
             start, end = offsets[i] if offsets else (None, None)
             toks.append(ParsedToken(i + 1, f, lemmas[i] if lemmas else "_", upos[i], xpos[i],
-                                    res.heads[i], res.deprels[i], start, end))
+                                    res.heads[i], res.deprels[i], start, end, feats[i]))
         stats = dict(res.stats)
         stats["seconds"] = time.perf_counter() - t0
         stats["seconds_per_token"] = stats["seconds"] / len(forms)

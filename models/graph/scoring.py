@@ -63,22 +63,15 @@ def arc_scores(attrs, upos_prefix, weights, mask, allowed):
 
 
 @njit(cache=True)
-def part_score(ptype, a, b, c, d, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+def _part_miss(ptype, a, b, c, d, key, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
                memo_fill, buf):
-    """Score of one higher-order part, memoised (positions < 1024)."""
-    key = (np.int64(ptype) << 40) | (np.int64(a) << 30) | (np.int64(b) << 20) \
-        | (np.int64(c) << 10) | np.int64(d)
+    """Slow path of part_score: compute the part's features and store the score."""
     cap = memo_keys.shape[0]
     if memo_fill[0] * 2 >= cap:
         memo_keys[:] = EMPTY
         memo_fill[0] = 0
     i = np.int64((np.uint64(key) * _KEY_MUL) >> np.uint64(40)) & (cap - 1)
-    while True:
-        kk = memo_keys[i]
-        if kk == key:
-            return memo_vals[i]
-        if kk == EMPTY:
-            break
+    while memo_keys[i] != EMPTY:
         i = (i + 1) & (cap - 1)
     k = part_features(attrs, upos_prefix, ptype, a, b, c, d, buf)
     s = 0.0
@@ -88,6 +81,28 @@ def part_score(ptype, a, b, c, d, attrs, upos_prefix, weights, mask, memo_keys, 
     memo_vals[i] = s
     memo_fill[0] += 1
     return s
+
+
+@njit(cache=True, inline="always")
+def part_score(ptype, a, b, c, d, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+               memo_fill, buf):
+    """Score of one higher-order part, memoised (positions < 1024).
+
+    Inlined fast path (a hit costs a few ns); a miss calls `_part_miss`.
+    """
+    key = (np.int64(ptype) << 40) | (np.int64(a) << 30) | (np.int64(b) << 20) \
+        | (np.int64(c) << 10) | np.int64(d)
+    cap = memo_keys.shape[0]
+    i = np.int64((np.uint64(key) * _KEY_MUL) >> np.uint64(40)) & (cap - 1)
+    # a conditioned loop, not `while True` + return: numba compiles the latter ~100x slower
+    kk = memo_keys[i]
+    while kk != key and kk != EMPTY:
+        i = (i + 1) & (cap - 1)
+        kk = memo_keys[i]
+    if kk == key:
+        return memo_vals[i]
+    return _part_miss(ptype, a, b, c, d, key, attrs, upos_prefix, weights, mask, memo_keys,
+                      memo_vals, memo_fill, buf)
 
 
 @njit(cache=True)
@@ -141,15 +156,48 @@ def head_parts(h, heads, order, parts):
 @njit(cache=True)
 def head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
                memo_fill, parts, buf):
-    """Sum of the scores of the parts headed by h; arcs are read from S."""
-    k = head_parts(h, heads, order, parts)
+    """Sum of the scores of the parts headed by h; arcs are read from S.
+
+    The same walk as `head_parts`, scoring as it goes instead of writing rows:
+    this is the decoders' innermost loop. (`parts` is unused, kept for the
+    signature; tests check both walks agree.)
+    """
+    n1 = heads.shape[0]
+    g = -1
+    if h > 0:
+        g = heads[h]
     total = 0.0
-    for i in range(k):
-        t = parts[i, 0]
-        if t == PART_ARC:
-            total += S[parts[i, 1], parts[i, 2]]
+    for side in range(2):
+        prev2 = h
+        prev = h
+        count = 0
+        if side == 0:
+            c, step, sib = h - 1, -1, PART_SIB_L
         else:
-            total += part_score(t, parts[i, 1], parts[i, 2], parts[i, 3], parts[i, 4], attrs,
+            c, step, sib = h + 1, 1, PART_SIB_R
+        while 1 <= c < n1:
+            if heads[c] == h:
+                total += S[h, c]
+                if order >= 2:
+                    total += part_score(sib, h, prev, c, 0, attrs, upos_prefix, weights, mask,
+                                        memo_keys, memo_vals, memo_fill, buf)
+                    if g >= 0:
+                        total += part_score(PART_GRAND, g, h, c, 0, attrs, upos_prefix, weights,
+                                            mask, memo_keys, memo_vals, memo_fill, buf)
+                if order >= 3:
+                    total += part_score(PART_TRISIB, h, prev2, prev, c, attrs, upos_prefix,
+                                        weights, mask, memo_keys, memo_vals, memo_fill, buf)
+                    if g >= 0:
+                        total += part_score(PART_GSIB, g, h, prev, c, attrs, upos_prefix,
+                                            weights, mask, memo_keys, memo_vals, memo_fill, buf)
+                prev2 = prev
+                prev = c
+                count += 1
+            c += step
+        if order >= 2:
+            total += part_score(sib, h, prev, h, 0, attrs, upos_prefix, weights, mask,
+                                memo_keys, memo_vals, memo_fill, buf)
+            total += part_score(PART_VALENCY, h, side, min(count, MAX_VALENCY), 0, attrs,
                                 upos_prefix, weights, mask, memo_keys, memo_vals, memo_fill, buf)
     return total
 

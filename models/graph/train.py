@@ -41,7 +41,7 @@ class TrainConfig:
     epochs: int = 6
     pruner_epochs: int = 6
     label_epochs: int = 6
-    C: float = 1.0
+    C: float = 0.01       # PA-I aggressiveness (RBGParser's default)
     log2_size: int = 25
     pruner_log2_size: int = 24
     label_log2_size: int = 22
@@ -148,7 +148,8 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
                 res = greedy_search(space.cand, space.ncand, space.cdf, space.root_cdf,
                                     space.root_ok, order, aug, ex.enc.attrs, ex.enc.upos_prefix,
                                     w, int(mask), memo, seed_state=new_state(cfg.seed + k),
-                                    restarts=cfg.train_restarts, converge=cfg.train_converge)
+                                    restarts=cfg.train_restarts, converge=cfg.train_converge,
+                                    start=decode_mst(aug))
                 pred = res.heads
             ham = int((pred[1:] != gold[1:]).sum())
             correct += gold.shape[0] - 1 - ham
