@@ -47,6 +47,7 @@ class GraphModel:
     prune_max_heads: int = 20
     prune_temperature: float = 1.0      # pruner scores are divided by it before softmax
     meta: dict[str, Any] = field(default_factory=dict)
+    save_rel: float = 2.0               # drop weights below save_rel * median |w| when saving
 
     @property
     def mask(self) -> int:
@@ -105,11 +106,12 @@ class GraphModel:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         arrays: dict[str, np.ndarray] = {}
-        for name, w in (("main", self.weights), ("labeler", self.label_weights),
-                        ("pruner", self.pruner)):
+        for name, w, rel in (("main", self.weights, self.save_rel),
+                             ("labeler", self.label_weights, 0.0),
+                             ("pruner", self.pruner, self.save_rel)):
             if w is None:
                 continue
-            idx, vals = to_sparse(w)
+            idx, vals = to_sparse(w, rel=rel)
             arrays[f"{name}_idx"] = idx
             arrays[f"{name}_val"] = vals
             arrays[f"{name}_size"] = np.array([w.shape[0]], dtype=np.int64)

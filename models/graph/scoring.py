@@ -34,7 +34,7 @@ _KEY_MUL = np.uint64(0x9E3779B97F4A7C15)
 
 def memo_capacity(n: int) -> int:
     """Memo slots for a sentence of n words: grows with n^2, capped at 2^20."""
-    want = max(1024, 48 * (n + 1) * (n + 1))
+    want = max(1024, 12 * (n + 1) * (n + 1))
     cap = 1 << (want - 1).bit_length()
     return min(cap, 1 << 20)
 
