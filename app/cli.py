@@ -97,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluate(sub)
     _add_train(sub)
     _add_parse(sub)
+    from app.serve_cli import add_serve, add_worker
+
+    add_serve(sub)
+    add_worker(sub)
     return parser
 
 
