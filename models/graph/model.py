@@ -47,7 +47,7 @@ class GraphModel:
     prune_max_heads: int = 20
     prune_temperature: float = 1.0      # pruner scores are divided by it before softmax
     meta: dict[str, Any] = field(default_factory=dict)
-    save_rel: float = 2.0               # drop weights below save_rel * median |w| when saving
+    save_rel: float = 0.5               # drop weights below save_rel * median |w| when saving
 
     @property
     def mask(self) -> int:

@@ -14,7 +14,8 @@ def to_sparse(w: np.ndarray, min_abs: float = 1e-4, rel: float = 0.0
     """(gaps between kept indices as uint32, values as float16); gaps compress well.
 
     Weights below max(min_abs, rel * median |w| of the non-zero weights) are
-    dropped; on en_ewt dev, rel = 2 keeps ~1 weight in 4 at no UAS cost.
+    dropped. On en_ewt dev (third-order model) rel = 0.5 costs 0.07 UAS and
+    shrinks the file from 17 to 13.5 MB; rel = 2 costs 0.4 UAS for 3.9 MB.
     """
     a = np.abs(w)
     if rel > 0.0 and np.any(a > 0):
