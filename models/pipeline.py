@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from .conllu import Sentence
 from .errors import ModelError
-from .graph.decoders import BUDGET_FIELDS, DECODERS, GREEDY_DEFAULTS, BudgetError
+from .graph.decoders import BUDGET_FIELDS, DECODER_DEFAULTS, DECODERS, BudgetError
 from .graph.model import GraphModel
 from .registry import resolve
 
@@ -72,8 +72,8 @@ class Pipeline:
 
     def decoders(self) -> dict[str, dict[str, Any]]:
         """Decoder name -> its budget fields and defaults."""
-        defaults = {"greedy": dict(GREEDY_DEFAULTS), "mst": {}}
-        return {name: {"fields": list(BUDGET_FIELDS[name]), "defaults": defaults.get(name, {})}
+        return {name: {"fields": list(BUDGET_FIELDS[name]),
+                       "defaults": dict(DECODER_DEFAULTS.get(name, {}))}
                 for name in DECODERS}
 
     # ---- loading -------------------------------------------------------------

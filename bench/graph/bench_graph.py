@@ -3,6 +3,7 @@
   accuracy  UAS/LAS of the first-order model (mst, greedy) and the third-order model (greedy)
   search    how often greedy's default budget reaches the exact MST score (first order) and
             the best tree of a 3000-restart run (third order)
+  pruning   recall of first-order pruning on dev and candidate heads per word
   speed     tokens/s and seconds/token of parsing (model loaded, JIT warm) for mst and
             greedy at converge K = 10, 50, 300, with UAS: the accuracy/speed curve (PNG)
 
@@ -135,6 +136,27 @@ def cmd_search(args) -> dict:
     return out
 
 
+def cmd_pruning(args) -> dict:
+    """Recall of the first-order pruning on dev and candidate heads per word."""
+    from models.graph.prune import pruning_recall
+
+    model = Pipeline.load(args.model).graph
+    kept = total = cands = 0
+    for sent, enc in encoded(load_dev(args.dev, args.limit)):
+        allowed = model.allowed_arcs(enc)
+        k, t = pruning_recall(allowed, sent.heads())
+        kept += k
+        total += t
+        cands += int(allowed[:, 1:].sum())
+    out = {"recall": round(100.0 * kept / total, 2), "heads_per_word": round(cands / total, 2),
+           "threshold": model.prune_threshold, "max_heads": model.prune_max_heads,
+           "temperature": model.prune_temperature}
+    print(f"pruning recall {out['recall']:.2f}% of gold arcs kept, {out['heads_per_word']:.2f} "
+          f"candidate heads per word (threshold {model.prune_threshold} x best, at most "
+          f"{model.prune_max_heads})", flush=True)
+    return out
+
+
 def cmd_speed(args) -> dict:
     model = Pipeline.load(args.model).graph
     data = encoded(load_dev(args.dev, args.limit))
@@ -191,7 +213,7 @@ def plot_speed(rows, path: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=("accuracy", "search", "speed"))
+    p.add_argument("what", choices=("accuracy", "search", "speed", "pruning"))
     p.add_argument("--model", default="en_ewt", help="third-order model (name or dir)")
     p.add_argument("--o1", default="runs/en_ewt_o1", help="first-order model dir")
     p.add_argument("--dev", type=Path, default=DEV)
@@ -199,7 +221,8 @@ def main() -> None:
     p.add_argument("--converge", type=int, nargs="+", default=[10, 50, 300])
     args = p.parse_args()
     t0 = time.time()
-    res = {"cmd_accuracy": cmd_accuracy, "cmd_search": cmd_search, "cmd_speed": cmd_speed}[
+    res = {"cmd_accuracy": cmd_accuracy, "cmd_search": cmd_search, "cmd_speed": cmd_speed,
+           "cmd_pruning": cmd_pruning}[
         f"cmd_{args.what}"](args)
     res["machine"] = machine()
     res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -119,3 +119,8 @@ BUDGET_FIELDS: dict[str, tuple[str, ...]] = {
     "greedy": ("restarts", "converge", "init", "seed", "deadline_ms"),
     "mst": ("deadline_ms",),
 }
+
+DECODER_DEFAULTS: dict[str, dict[str, Any]] = {
+    "greedy": GREEDY_DEFAULTS,
+    "mst": {},
+}
