@@ -40,7 +40,8 @@ def test_catalogue_lists_every_registered_decoder(engine):
 def test_each_item_kind(engine):
     reply = engine.run(job([
         {"kind": "sentence", "text": "The cat sat on the mat."},
-        {"kind": "document", "text": "The cat sat. The dog barked loudly."},
+        {"kind": "document",
+         "text": "The cat sat on the mat. The dog barked loudly at the mailman."},
         {"kind": "tokens", "forms": ["Pre", "tokenized", "words"]},
         {"kind": "tagged", "forms": ["Dogs", "bark"], "upos": ["NOUN", "VERB"],
          "xpos": ["NNS", "VBP"], "lemmas": ["dog", "bark"]}]))
