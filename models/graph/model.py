@@ -58,20 +58,28 @@ class GraphModel:
         return str(self.meta.get("version", "dev"))
 
     # ---- scoring -------------------------------------------------------------
-    def allowed_arcs(self, enc: EncodedSentence) -> np.ndarray:
+    def first_order_scores(self, enc: EncodedSentence) -> np.ndarray | None:
+        """All-arc scores of the pruning first-order model (None without one)."""
+        if self.pruner is None:
+            return None
+        return arc_scores(enc.attrs, enc.upos_prefix, self.pruner,
+                          np.uint64(self.pruner.shape[0] - 1), all_arcs(enc.n))
+
+    def allowed_arcs(self, enc: EncodedSentence, S1: np.ndarray | None = None) -> np.ndarray:
         """Arcs kept by first-order pruning (all arcs for a first-order model)."""
         if self.pruner is None:
             return all_arcs(enc.n)
-        S1 = arc_scores(enc.attrs, enc.upos_prefix, self.pruner,
-                        np.uint64(self.pruner.shape[0] - 1), all_arcs(enc.n))
+        if S1 is None:
+            S1 = self.first_order_scores(enc)
         return prune(S1 / self.prune_temperature, self.prune_threshold, self.prune_max_heads)
 
     def scorer(self, enc: EncodedSentence, allowed: np.ndarray | None = None) -> Scorer:
+        S1 = self.first_order_scores(enc)
         if allowed is None:
-            allowed = self.allowed_arcs(enc)
+            allowed = self.allowed_arcs(enc, S1)
         S = arc_scores(enc.attrs, enc.upos_prefix, self.weights, np.uint64(self.mask), allowed)
         return Scorer(self.order, S, allowed, enc.attrs, enc.upos_prefix, self.weights,
-                      self.mask)
+                      self.mask, first_order=S1)
 
     def label(self, enc: EncodedSentence, heads: np.ndarray) -> list[str]:
         ids = predict_labels(enc.attrs, heads, self.label_weights,
