@@ -87,14 +87,6 @@ def model_dirs(tmp_path_factory) -> list[str]:
     return [str(build_tiny_model(tmp_path_factory.mktemp("models")))]
 
 
-@pytest.fixture(scope="session")
-def pipeline(model_dirs):
-    from models.pipeline import Pipeline
-    from models.registry import resolve
-
-    return Pipeline.load(resolve("en_ewt", search_dirs=[Path(d) for d in model_dirs]))
-
-
 # ---- redis-server ----------------------------------------------------------------------
 class RedisServer:
     def __init__(self, port: int | None = None) -> None:
