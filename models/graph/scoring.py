@@ -62,7 +62,7 @@ def arc_scores(attrs, upos_prefix, weights, mask, allowed):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _part_miss(ptype, a, b, c, d, key, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
                memo_fill, buf):
     """Slow path of part_score: compute the part's features and store the score."""
@@ -84,25 +84,36 @@ def _part_miss(ptype, a, b, c, d, key, attrs, upos_prefix, weights, mask, memo_k
 
 
 @njit(cache=True, inline="always")
-def part_score(ptype, a, b, c, d, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
-               memo_fill, buf):
-    """Score of one higher-order part, memoised (positions < 1024).
-
-    Inlined fast path (a hit costs a few ns); a miss calls `_part_miss`.
-    """
-    key = (np.int64(ptype) << 40) | (np.int64(a) << 30) | (np.int64(b) << 20) \
+def _key(ptype, a, b, c, d):
+    return (np.int64(ptype) << 40) | (np.int64(a) << 30) | (np.int64(b) << 20) \
         | (np.int64(c) << 10) | np.int64(d)
+
+
+@njit(cache=True, inline="always")
+def _memo_get(memo_keys, memo_vals, key):
+    """Memoised score of a part key, or NaN when absent (a conditioned loop, not
+    `while True` + return, which numba compiles far slower)."""
     cap = memo_keys.shape[0]
     i = np.int64((np.uint64(key) * _KEY_MUL) >> np.uint64(40)) & (cap - 1)
-    # a conditioned loop, not `while True` + return: numba compiles the latter ~100x slower
     kk = memo_keys[i]
     while kk != key and kk != EMPTY:
         i = (i + 1) & (cap - 1)
         kk = memo_keys[i]
     if kk == key:
         return memo_vals[i]
-    return _part_miss(ptype, a, b, c, d, key, attrs, upos_prefix, weights, mask, memo_keys,
-                      memo_vals, memo_fill, buf)
+    return np.nan
+
+
+@njit(cache=True, _nrt=False)
+def part_score(ptype, a, b, c, d, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+               memo_fill, buf):
+    """Score of one higher-order part, memoised (positions < 1024)."""
+    key = _key(ptype, a, b, c, d)
+    v = _memo_get(memo_keys, memo_vals, key)
+    if v != v:
+        v = _part_miss(ptype, a, b, c, d, key, attrs, upos_prefix, weights, mask, memo_keys,
+                       memo_vals, memo_fill, buf)
+    return v
 
 
 @njit(cache=True)
@@ -153,14 +164,16 @@ def head_parts(h, heads, order, parts):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
                memo_fill, parts, buf):
     """Sum of the scores of the parts headed by h; arcs are read from S.
 
-    The same walk as `head_parts`, scoring as it goes instead of writing rows:
-    this is the decoders' innermost loop. (`parts` is unused, kept for the
-    signature; tests check both walks agree.)
+    The same walk as `head_parts`, scoring as it goes: the decoders' innermost
+    loop. Each part is looked up in the memo inline and `_part_miss` is called
+    only on a miss: an inlined helper taking all the arrays costs numba a
+    reference-count round trip per array per part, which dominated decoding.
+    (`parts` is unused, kept for the signature; tests check both walks agree.)
     """
     n1 = heads.shape[0]
     g = -1
@@ -179,30 +192,55 @@ def head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, memo_keys,
             if heads[c] == h:
                 total += S[h, c]
                 if order >= 2:
-                    total += part_score(sib, h, prev, c, 0, attrs, upos_prefix, weights, mask,
-                                        memo_keys, memo_vals, memo_fill, buf)
+                    key = _key(sib, h, prev, c, 0)
+                    v = _memo_get(memo_keys, memo_vals, key)
+                    if v != v:
+                        v = _part_miss(sib, h, prev, c, 0, key, attrs, upos_prefix, weights,
+                                       mask, memo_keys, memo_vals, memo_fill, buf)
+                    total += v
                     if g >= 0:
-                        total += part_score(PART_GRAND, g, h, c, 0, attrs, upos_prefix, weights,
-                                            mask, memo_keys, memo_vals, memo_fill, buf)
+                        key = _key(PART_GRAND, g, h, c, 0)
+                        v = _memo_get(memo_keys, memo_vals, key)
+                        if v != v:
+                            v = _part_miss(PART_GRAND, g, h, c, 0, key, attrs, upos_prefix,
+                                           weights, mask, memo_keys, memo_vals, memo_fill, buf)
+                        total += v
                 if order >= 3:
-                    total += part_score(PART_TRISIB, h, prev2, prev, c, attrs, upos_prefix,
-                                        weights, mask, memo_keys, memo_vals, memo_fill, buf)
+                    key = _key(PART_TRISIB, h, prev2, prev, c)
+                    v = _memo_get(memo_keys, memo_vals, key)
+                    if v != v:
+                        v = _part_miss(PART_TRISIB, h, prev2, prev, c, key, attrs, upos_prefix,
+                                       weights, mask, memo_keys, memo_vals, memo_fill, buf)
+                    total += v
                     if g >= 0:
-                        total += part_score(PART_GSIB, g, h, prev, c, attrs, upos_prefix,
-                                            weights, mask, memo_keys, memo_vals, memo_fill, buf)
+                        key = _key(PART_GSIB, g, h, prev, c)
+                        v = _memo_get(memo_keys, memo_vals, key)
+                        if v != v:
+                            v = _part_miss(PART_GSIB, g, h, prev, c, key, attrs, upos_prefix,
+                                           weights, mask, memo_keys, memo_vals, memo_fill, buf)
+                        total += v
                 prev2 = prev
                 prev = c
                 count += 1
             c += step
         if order >= 2:
-            total += part_score(sib, h, prev, h, 0, attrs, upos_prefix, weights, mask,
-                                memo_keys, memo_vals, memo_fill, buf)
-            total += part_score(PART_VALENCY, h, side, min(count, MAX_VALENCY), 0, attrs,
-                                upos_prefix, weights, mask, memo_keys, memo_vals, memo_fill, buf)
+            key = _key(sib, h, prev, h, 0)
+            v = _memo_get(memo_keys, memo_vals, key)
+            if v != v:
+                v = _part_miss(sib, h, prev, h, 0, key, attrs, upos_prefix, weights, mask,
+                               memo_keys, memo_vals, memo_fill, buf)
+            total += v
+            val = min(count, MAX_VALENCY)
+            key = _key(PART_VALENCY, h, side, val, 0)
+            v = _memo_get(memo_keys, memo_vals, key)
+            if v != v:
+                v = _part_miss(PART_VALENCY, h, side, val, 0, key, attrs, upos_prefix, weights,
+                               mask, memo_keys, memo_vals, memo_fill, buf)
+            total += v
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def bigram_score(m, heads, order, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
                  memo_fill, buf):
     """Head-bigram part of words m-1 and m (third order only; 0 outside 2..n)."""
