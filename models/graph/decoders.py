@@ -13,8 +13,15 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import DeptreeError
+from .confidence import (
+    CONFIDENCE_SWEEPS,
+    CONFIDENCE_TEMPERATURE,
+    optima_confidence,
+    sample_confidence,
+)
 from .decode_greedy import greedy_search
 from .decode_mst import decode_mst
+from .decode_sampling import PROPOSALS, sampling_search
 from .rng import new_state
 from .scoring import new_memo, tree_score
 from .search_space import build_search_space
@@ -67,6 +74,22 @@ def _deadline(budget: dict) -> float | None:
     return time.monotonic() + ms / 1000.0
 
 
+def _float(budget: dict, name: str, default: float, lo: float, hi: float) -> float:
+    """A number in (lo, hi]."""
+    v = budget.get(name, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+            or not lo < v <= hi:
+        raise BudgetError(f"{name} must be a number in ({lo:g}, {hi:g}], got {v!r}")
+    return float(v)
+
+
+def _confidence(budget: dict) -> bool:
+    v = budget.get("confidence", False)
+    if not isinstance(v, bool):
+        raise BudgetError(f"confidence must be true or false, got {v!r}")
+    return v
+
+
 # converge 10: on en_ewt dev as accurate as 20 or 50 at 2x / 4x the speed (bench/RESULTS.md)
 GREEDY_DEFAULTS = {"restarts": 100, "converge": 10, "init": "first_order", "seed": 0}
 INITS = ("uniform", "first_order", "mst")
@@ -87,6 +110,7 @@ def decode_greedy(sc: Scorer, budget: dict) -> Decoded:
     init = budget.get("init", GREEDY_DEFAULTS["init"])
     if init not in INITS:
         raise BudgetError(f"init must be one of {', '.join(INITS)}, got {init!r}")
+    confidence = _confidence(budget)
     deadline = _deadline(budget)
     t0 = time.perf_counter()
     space = build_search_space(sc.allowed, sc.S, "uniform" if init == "uniform" else "first_order")
@@ -100,6 +124,9 @@ def decode_greedy(sc: Scorer, budget: dict) -> Decoded:
         "distinct_optima": res.distinct_optima, "deadline_hit": res.deadline_hit,
         "seconds": time.perf_counter() - t0,
     }
+    if confidence:  # see models/graph/confidence.py
+        stats["confidence"] = optima_confidence(res.optima, res.optima_scores, res.heads)
+        stats["confidence_samples"] = len(res.optima_scores)
     out = Decoded(res.heads, res.score, stats)
     out.optima = (res.optima, res.optima_scores, res.optima_counts)  # type: ignore[attr-defined]
     return out
@@ -116,17 +143,67 @@ def decode_mst_exact(sc: Scorer, budget: dict) -> Decoded:
     return Decoded(heads, score, {"seconds": time.perf_counter() - t0, "deadline_hit": False})
 
 
+SAMPLING_DEFAULTS = {"proposal": "gibbs", "samples": 50, "temperature": 1.0, "cooling": 0.9,
+                     "converge": 10, "seed": 0}
+SAMPLING_LIMITS = {"samples": (1, 100000), "converge": (1, 100000), "seed": (0, 2**63 - 1)}
+
+
+def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
+    """MCMC sampling with simulated annealing (Zhang et al. 2014, ACL, Figure 1),
+    Gibbs or random-walk MH proposals; see decode_sampling.py. `samples` counts
+    sweeps (n-1 Gibbs or n/4 random-walk proposals), T falls by `cooling` per
+    sweep from `temperature`, the chain stops after `converge` sweeps that leave
+    its score unchanged. The first-order model (sc.first_order, else S) gives the
+    start tree (its MST over the allowed arcs) and the random walk's weights."""
+    d, lim = SAMPLING_DEFAULTS, SAMPLING_LIMITS
+    samples = _int(budget, "samples", d["samples"], *lim["samples"])
+    converge = _int(budget, "converge", d["converge"], *lim["converge"])
+    seed = _int(budget, "seed", d["seed"], *lim["seed"])
+    temperature = _float(budget, "temperature", d["temperature"], 0.0, 1e6)
+    cooling = _float(budget, "cooling", d["cooling"], 0.0, 1.0)
+    proposal = budget.get("proposal", d["proposal"])
+    if proposal not in PROPOSALS:
+        raise BudgetError(f"proposal must be one of {', '.join(PROPOSALS)}, got {proposal!r}")
+    confidence = _confidence(budget)
+    deadline = _deadline(budget)
+    t0 = time.perf_counter()
+    space = build_search_space(sc.allowed, sc.S, "uniform")
+    # first-order model (the pruner's, else S) on the allowed arcs: start tree and walk weights
+    Q = np.where(sc.allowed, sc.S if sc.first_order is None else sc.first_order, -np.inf)
+    res = sampling_search(space.cand, space.ncand, space.root_ok, sc.order, sc.S, sc.attrs,
+                          sc.upos_prefix, sc.weights, sc.mask, new_memo(sc.S.shape[0] - 1),
+                          start=decode_mst(Q), proposal_scores=Q,
+                          seed_state=new_state(seed), proposal=proposal,
+                          samples=samples, temperature=temperature, cooling=cooling,
+                          converge=converge, deadline=deadline,
+                          confidence_sweeps=CONFIDENCE_SWEEPS if confidence else 0,
+                          confidence_temperature=CONFIDENCE_TEMPERATURE)
+    stats = {
+        "samples_used": res.sweeps, "best_sample": res.best_sweep, "proposals": res.proposals,
+        "acceptance_rate": res.changed / max(1, res.proposals),
+        "deadline_hit": res.deadline_hit, "seconds": time.perf_counter() - t0,
+    }
+    if confidence:  # see models/graph/confidence.py
+        stats["confidence"] = sample_confidence(res.agree, res.kept)
+        stats["confidence_samples"] = res.kept
+    return Decoded(res.heads, sc.score(res.heads), stats)
+
+
 DECODERS: dict[str, Callable[[Scorer, dict], Decoded]] = {
     "greedy": decode_greedy,
     "mst": decode_mst_exact,
+    "sampling": decode_sampling,
 }
 
 BUDGET_FIELDS: dict[str, tuple[str, ...]] = {
-    "greedy": ("restarts", "converge", "init", "seed", "deadline_ms"),
+    "greedy": ("restarts", "converge", "init", "seed", "deadline_ms", "confidence"),
     "mst": ("deadline_ms",),
+    "sampling": ("samples", "temperature", "cooling", "converge", "proposal", "seed",
+                 "deadline_ms", "confidence"),
 }
 
 DECODER_DEFAULTS: dict[str, dict[str, Any]] = {
     "greedy": GREEDY_DEFAULTS,
     "mst": {},
+    "sampling": SAMPLING_DEFAULTS,
 }

@@ -1,0 +1,199 @@
+"""MCMC decoding: sample trees from p(y) ~ exp(s(y)/T) and anneal T.
+
+Zhang, Lei, Barzilay, Jaakkola & Globerson, "Steps to Excellence" (ACL 2014),
+Figure 1: draw a tree from a proposal (Gibbs or random-walk MH, in
+sampling_moves.py), lower T <- c*T, keep the best tree seen, stop at
+convergence, at a budget of samples or at the deadline. A *sweep* is n-1
+Gibbs proposals or ceil(n/K) random-walk proposals; the budget counts sweeps.
+
+Our choices, beyond the paper: the chain starts from the exact first-order
+tree (Chu-Liu-Edmonds under the proposal scores Q); T falls once per sweep and
+never under MIN_T; convergence is `converge` sweeps in a row that leave the
+score unchanged (the chain has frozen). Random-walk proposals are never sharper
+than exp(Q/PROPOSAL_MIN_T), so they keep proposing new heads at low T.
+
+With confidence sweeps asked for, a second chain starts from the best tree at
+a fixed temperature and counts, per word, the samples that agree with it
+(see confidence.py). Python owns the deadline and calls `sampling_chunk` for a
+few sweeps at a time (UMAP's Python-outer / numba-inner split).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .features import MAX_FEATURES
+from .sampling_moves import gibbs_step, init_scores, walk_step
+
+GIBBS = 0
+RANDOM_WALK = 1
+PROPOSALS = {"gibbs": GIBBS, "random_walk": RANDOM_WALK}
+RW_K = 4                 # heads redrawn by one random-walk proposal (paper: 4)
+MIN_T = 1e-3             # the annealing schedule stops here
+PROPOSAL_MIN_T = 0.25    # random-walk proposals are never sharper than exp(Q/0.25)
+_EPS = 1e-9
+
+# stats slots of sampling_chunk
+_SCORE, _BEST, _SWEEPS, _BEST_SWEEP, _SINCE, _PROPOSED, _CHANGED, _WALK_FAIL, _KEPT = range(9)
+N_STATS = 9
+
+
+@njit(cache=True)
+def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
+                   Q, state, proposal, K, t0, cooling, tp_min, max_sweeps, converge, chunk,
+                   stats, best_heads, anneal, burn_in, agree, trace):
+    """Run up to `chunk` sweeps of the chain recorded in `stats` (float64 (N_STATS)).
+
+    anneal: T = max(t0 * cooling**sweep, MIN_T); random-walk proposals use
+    Tp = max(T, tp_min); the best tree goes to best_heads; stop after max_sweeps
+    sweeps or after `converge` sweeps in a row that end with the score they began with.
+    Otherwise (confidence phase): T = t0; each sweep after the first `burn_in`
+    adds 1 to agree[m] (float64 (n+1)) where heads[m] == best_heads[m]; stop
+    after max_sweeps. The tree after sweep i goes to trace[i] (int64 (cap, n+1))
+    while i < cap. Returns True when the chain is finished.
+    """
+    n1 = heads.shape[0]
+    width = cand.shape[1]
+    delta = np.empty(2 * width + 2)
+    opt = np.empty(2 * width + 2, dtype=np.int64)
+    hs = np.empty(3 * K + 6, dtype=np.int64)
+    ms = np.empty(3 * K + 6, dtype=np.int64)
+    parts = np.empty((1, 5), dtype=np.int64)
+    buf = np.empty(MAX_FEATURES, dtype=np.uint64)
+    perm = np.empty(n1, dtype=np.int64)
+    nxt = np.empty(n1, dtype=np.int64)
+    in_z = np.empty(n1, dtype=np.bool_)
+    in_tree = np.empty(n1, dtype=np.bool_)
+    cdf = np.empty((n1, width + 1))
+    zs = np.empty(K, dtype=np.int64)
+    old = np.empty(K, dtype=np.int64)
+    steps = n1 - 2 if proposal == GIBBS else (n1 - 1 + K - 1) // K
+    for _ in range(chunk):
+        if stats[_SWEEPS] >= max_sweeps or (anneal and stats[_SINCE] >= converge):
+            return True
+        T = max(t0 * cooling ** stats[_SWEEPS], MIN_T) if anneal else t0
+        Tp = max(T, tp_min)
+        improved = False
+        before = stats[_SCORE]
+        for _s in range(steps):
+            if proposal == GIBBS:
+                d, changed = gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w,
+                                        mask, mk, mv, mf, T, state, delta, opt, hs, ms, parts,
+                                        buf)
+            else:
+                d, changed, failed = walk_step(heads, F, B, cand, ncand, root_ok, order, S, attrs,
+                                               up, w, mask, mk, mv, mf, Q, T, Tp, K, state, perm,
+                                               in_z, in_tree, nxt, cdf, zs, old, hs, ms, parts,
+                                               buf)
+                stats[_WALK_FAIL] += failed
+            stats[_PROPOSED] += 1
+            if changed:
+                stats[_CHANGED] += 1
+                stats[_SCORE] += d
+                if anneal and stats[_SCORE] > stats[_BEST] + _EPS:
+                    stats[_BEST] = stats[_SCORE]
+                    best_heads[:] = heads
+                    improved = True
+        stats[_SWEEPS] += 1
+        if anneal:
+            if improved:
+                stats[_BEST_SWEEP] = stats[_SWEEPS]
+            if abs(stats[_SCORE] - before) > _EPS:
+                stats[_SINCE] = 0
+            else:
+                stats[_SINCE] += 1
+        elif stats[_SWEEPS] > burn_in:
+            for m in range(1, n1):
+                agree[m] += heads[m] == best_heads[m]
+            stats[_KEPT] += 1
+        i = np.int64(stats[_SWEEPS]) - 1
+        if i < trace.shape[0]:
+            trace[i, :] = heads
+    return stats[_SWEEPS] >= max_sweeps or (anneal and stats[_SINCE] >= converge)
+
+
+@dataclass
+class SamplingResult:
+    heads: np.ndarray            # int64 (n+1), heads[0] = -1: the best tree seen
+    score: float                 # its score, as tracked by the chain
+    sweeps: int                  # annealing sweeps run
+    best_sweep: int              # sweep that first reached the best tree (0 = the start)
+    proposals: int
+    changed: int                 # proposals that changed the tree
+    walk_failures: int           # random walks given up (counted as rejections)
+    deadline_hit: bool
+    agree: np.ndarray | None     # float64 (n+1): confidence-phase samples agreeing with heads
+    kept: int                    # confidence-phase samples after burn-in
+
+
+class _Chain:
+    """One chain's arrays and the Python loop around `sampling_chunk`."""
+
+    def __init__(self, heads, tables, Q, seed_state, proposal, k, tp_min):
+        self.heads = np.array(heads, dtype=np.int64)
+        self.heads[0] = -1
+        self.t = tables
+        self.Q = Q
+        self.state = seed_state
+        self.proposal = proposal
+        self.k = k
+        self.tp_min = tp_min
+        n1 = self.heads.shape[0]
+        self.F = np.zeros(n1 + 2)
+        self.B = np.zeros(n1 + 3)
+        self.stats = np.zeros(N_STATS)
+        self.stats[_SCORE] = self.stats[_BEST] = init_scores(self.heads, self.F, self.B,
+                                                             *tables[3:])
+
+    def run(self, *, t0, cooling, max_sweeps, converge, anneal, best, burn_in, agree, trace,
+            deadline, chunk) -> bool:
+        """Sweep until finished (False) or past the deadline (True)."""
+        while True:
+            done = sampling_chunk(self.heads, self.F, self.B, *self.t, self.Q, self.state,
+                                  self.proposal,
+                                  self.k, t0, cooling, self.tp_min, max_sweeps, converge, chunk,
+                                  self.stats,
+                                  best, anneal, burn_in, agree, trace)
+            if done:
+                return False
+            if deadline is not None and time.monotonic() >= deadline:
+                return True
+
+
+def sampling_search(cand, ncand, root_ok, order, S, attrs, up, w, mask, memo, *, start,
+                    seed_state, proposal="gibbs", samples=50, temperature=1.0, cooling=0.9,
+                    converge=10, deadline=None, confidence_sweeps=0, confidence_temperature=1.0,
+                    proposal_scores=None, k=RW_K, proposal_min_t=PROPOSAL_MIN_T, chunk=4,
+                    trace=None) -> SamplingResult:
+    """Anneal from `start` (int64 (n+1)); then, if confidence_sweeps > 0, sample
+    that many sweeps at confidence_temperature from the best tree (the first
+    fifth is burn-in) and count agreements with it. Random walks draw from
+    `proposal_scores` (float64 (n+1, n+1); default S). `trace` (int64 (cap, n+1)),
+    if given, receives the annealing chain's tree after each sweep."""
+    Q = np.ascontiguousarray(S if proposal_scores is None else proposal_scores, dtype=np.float64)
+    tables = (cand, ncand, root_ok, order, S, attrs, up, w, np.uint64(mask)) + tuple(memo)
+    code = PROPOSALS[proposal]
+    n1 = S.shape[0]
+    no_trace = np.zeros((0, n1), dtype=np.int64)
+    chain = _Chain(start, tables, Q, seed_state, code, k, proposal_min_t)
+    best = chain.heads.copy()
+    hit = chain.run(t0=float(temperature), cooling=float(cooling), max_sweeps=samples,
+                    converge=converge, anneal=True, best=best, burn_in=0, agree=np.zeros(n1),
+                    trace=no_trace if trace is None else trace, deadline=deadline, chunk=chunk)
+    st = chain.stats
+    agree, kept = None, 0
+    if confidence_sweeps > 0 and not hit:
+        conf = _Chain(best, tables, Q, seed_state, code, k, proposal_min_t)
+        agree = np.zeros(n1)
+        hit = conf.run(t0=float(confidence_temperature), cooling=1.0,
+                       max_sweeps=confidence_sweeps, converge=0, anneal=False, best=best,
+                       burn_in=confidence_sweeps // 5, agree=agree, trace=no_trace,
+                       deadline=deadline, chunk=chunk)
+        kept = int(conf.stats[_KEPT])
+    return SamplingResult(
+        heads=best, score=float(st[_BEST]), sweeps=int(st[_SWEEPS]),
+        best_sweep=int(st[_BEST_SWEEP]), proposals=int(st[_PROPOSED]), changed=int(st[_CHANGED]),
+        walk_failures=int(st[_WALK_FAIL]), deadline_hit=hit, agree=agree, kept=kept)
