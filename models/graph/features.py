@@ -87,7 +87,7 @@ def _at(attrs, i, col):
     return attrs[i, col]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def arc_features(attrs, upos_prefix, h, m, out, k):
     """Write the features of arc h -> m into out[k:], return the new k.
 
@@ -175,7 +175,7 @@ def _marked(attrs, pos, head, col, marker):
     return attrs[pos, col]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def sib_features(attrs, h, s, m, right, out, k):
     """Consecutive-sibling part (h, s, m) on one side (McDonald & Pereira 2006)."""
     d = np.uint64(right + 1)
@@ -207,7 +207,7 @@ def sib_features(attrs, h, s, m, right, out, k):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def grand_features(attrs, g, h, m, out, k):
     """Grandparent part (g, h, m) (Koo & Collins 2010)."""
     d1 = _dist_bin(g, h)
@@ -246,7 +246,7 @@ def grand_features(attrs, g, h, m, out, k):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def gsib_features(attrs, g, h, s, m, out, k):
     """Grand-sibling part (g, h, s, m) (Koo & Collins 2010, model 2)."""
     d = np.uint64(1 + (m > h))
@@ -271,7 +271,7 @@ def gsib_features(attrs, g, h, s, m, out, k):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def trisib_features(attrs, h, t, s, m, out, k):
     """Tri-sibling part (h, t, s, m) (Koo & Collins 2010, model 2)."""
     d = np.uint64(1 + (m > h))
@@ -293,7 +293,7 @@ def trisib_features(attrs, h, t, s, m, out, k):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def bigram_features(attrs, m, h1, h2, out, k):
     """Head bigram part: heads h1 of m-1 and h2 of m (Zhang & McDonald 2014)."""
     rel = np.uint64(1 + (h1 == h2) + 2 * (h1 == m) + 4 * (h2 == m - 1))
@@ -308,7 +308,7 @@ def bigram_features(attrs, m, h1, h2, out, k):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def valency_features(attrs, h, side, count, out, k):
     """Number of h's children on one side (a valency part, as in TurboParser)."""
     sd = np.uint64(side + 1)
@@ -321,7 +321,7 @@ def valency_features(attrs, h, side, count, out, k):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def part_features(attrs, upos_prefix, ptype, a, b, c, d, out):
     """Write the features of one part into out[0:], return how many."""
     if ptype == PART_ARC:

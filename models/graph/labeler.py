@@ -17,7 +17,7 @@ from .features import _at, _dist_bin, _mix, fhash
 MAX_LABEL_FEATURES = 24
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def label_features(attrs, heads, h, m, out):
     """Base feature hashes of arc h -> m given the whole tree (heads)."""
     n1 = heads.shape[0]
@@ -70,7 +70,7 @@ def label_features(attrs, heads, h, m, out):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _scores(base, k, w, mask, n_labels, out):
     for lab in range(n_labels):
         s = 0.0
@@ -87,6 +87,13 @@ def predict_labels(attrs, heads, w, mask, n_labels, root_label):
     labels = np.zeros(n1, dtype=np.int64)
     base = np.empty(MAX_LABEL_FEATURES, dtype=np.uint64)
     sc = np.empty(n_labels)
+    _predict_into(attrs, heads, w, mask, n_labels, root_label, labels, base, sc)
+    return labels
+
+
+@njit(cache=True, _nrt=False)
+def _predict_into(attrs, heads, w, mask, n_labels, root_label, labels, base, sc):
+    n1 = heads.shape[0]
     for m in range(1, n1):
         h = heads[m]
         if h == 0:
@@ -95,8 +102,11 @@ def predict_labels(attrs, heads, w, mask, n_labels, root_label):
         k = label_features(attrs, heads, h, m, base)
         _scores(base, k, w, mask, n_labels, sc)
         sc[root_label] = -np.inf
-        labels[m] = np.argmax(sc)
-    return labels
+        best = 0
+        for lab in range(n_labels):
+            if sc[lab] > sc[best]:
+                best = lab
+        labels[m] = best
 
 
 @njit(cache=True)

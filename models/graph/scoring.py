@@ -44,21 +44,31 @@ def new_memo(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.full(cap, -1, dtype=np.int64), np.zeros(cap, dtype=np.float64), np.zeros(1, np.int64)
 
 
-@njit(cache=True)
-def arc_scores(attrs, upos_prefix, weights, mask, allowed):
-    """Arc score matrix S[h, m] (float64, (n+1, n+1)); -inf where not allowed[h, m]."""
+@njit(cache=True, _nrt=False)
+def _arc_scores_into(attrs, upos_prefix, weights, mask, allowed, out, buf):
     n1 = attrs.shape[0]
-    out = np.full((n1, n1), -np.inf)
-    buf = np.empty(MAX_FEATURES, dtype=np.uint64)
     for h in range(n1):
-        for m in range(1, n1):
-            if h == m or not allowed[h, m]:
+        for m in range(n1):
+            out[h, m] = -np.inf
+            if m == 0 or h == m or not allowed[h, m]:
                 continue
             k = arc_features(attrs, upos_prefix, h, m, buf, 0)
             s = 0.0
             for j in range(k):
                 s += weights[buf[j] & mask]
             out[h, m] = s
+
+
+@njit(cache=True)
+def arc_scores(attrs, upos_prefix, weights, mask, allowed):
+    """Arc score matrix S[h, m] (float64, (n+1, n+1)); -inf where not allowed[h, m].
+
+    The loop runs in a kernel compiled without reference counting: per-call
+    array inc/decrefs otherwise cost more than the features themselves."""
+    n1 = attrs.shape[0]
+    out = np.empty((n1, n1))
+    buf = np.empty(MAX_FEATURES, dtype=np.uint64)
+    _arc_scores_into(attrs, upos_prefix, weights, mask, allowed, out, buf)
     return out
 
 
