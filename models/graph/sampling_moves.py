@@ -5,6 +5,8 @@ Section 3.2.1 (Gibbs) and Section 3.2.2 / Figure 2 (random walk). Each kernel
 makes one proposal on the current tree `heads`, whose head scores F[h] and
 bigram scores B[m] are cached and kept up to date (a move changes only the
 heads that gain or lose a child, the moved words and the bigrams at them).
+The step kernels allocate nothing and are compiled without reference counting
+(`_nrt=False`, as hill_climb): the caller passes every scratch array.
 
 - Gibbs: pick a word m other than the root's child r and resample from the
   block of trees that keep every head but those of m and r. The UD single-root
@@ -58,7 +60,7 @@ def init_scores(heads, F, B, order, S, attrs, up, w, mask, mk, mv, mf):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _root_child(heads):
     r = 1
     while heads[r] != 0:
@@ -66,7 +68,7 @@ def _root_child(heads):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _refresh(heads, F, B, hs, nh, ms, nm, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf):
     """Recompute the cached F at hs[:nh] and B at ms[:nm] after a move."""
     n1 = heads.shape[0]
@@ -77,7 +79,7 @@ def _refresh(heads, F, B, hs, nh, ms, nm, order, S, attrs, up, w, mask, mk, mv, 
             B[ms[i]] = bigram_score(ms[i], heads, order, attrs, up, w, mask, mk, mv, mf, buf)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _draw_index(logits, k, state):
     """Index in [0, k) drawn with probability proportional to exp(logits)."""
     top = logits[0]
@@ -95,7 +97,7 @@ def _draw_index(logits, k, state):
     return k - 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
                T, state, delta, opt, hs, ms, parts, buf):
     """One Gibbs proposal at temperature T; updates heads, F, B in place.
@@ -174,7 +176,7 @@ def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, 
     return d, True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def walk_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
               Q, T, Tp, K, state, perm, in_z, in_tree, nxt, cdf, zs, old, hs, ms, parts, buf):
     """One random-walk MH proposal redrawing K heads from exp(Q/Tp) (Q: float64
