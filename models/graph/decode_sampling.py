@@ -4,12 +4,16 @@ Zhang, Lei, Barzilay, Jaakkola & Globerson, "Steps to Excellence" (ACL 2014),
 Figure 1: draw a tree from a proposal (Gibbs or random-walk MH, in
 sampling_moves.py), lower T <- c*T, keep the best tree seen, stop at
 convergence, at a budget of samples or at the deadline. A *sweep* is n-1
-Gibbs proposals or ceil(n/K) random-walk proposals; the budget counts sweeps.
+Gibbs proposals or ceil(n/K) random-walk proposals; the budget counts sweeps
+per chain.
 
 Our choices, beyond the paper: the chain starts from the exact first-order
 tree (Chu-Liu-Edmonds under the proposal scores Q); T falls once per sweep and
 never under MIN_T; convergence is `converge` sweeps in a row that leave the
-score unchanged (the chain has frozen). Random-walk proposals are never sharper
+score unchanged (the chain has frozen); `chains` independent annealing runs
+(restarts, as in the greedy decoder) keep the best of their trees: on en_ewt,
+two chains cooling at 0.9 reach higher scores than one chain cooling at 0.95
+in the same time (bench/graph/RESULTS_sampling.md). Random-walk proposals are never sharper
 than exp(Q/PROPOSAL_MIN_T), so they keep proposing new heads at low T.
 
 With confidence sweeps asked for, a second chain starts from the best tree at
@@ -70,7 +74,8 @@ def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, ma
     cdf = np.empty((n1, width + 1))
     zs = np.empty(K, dtype=np.int64)
     old = np.empty(K, dtype=np.int64)
-    steps = n1 - 2 if proposal == GIBBS else (n1 - 1 + K - 1) // K
+    g_steps = n1 - 2 if proposal == GIBBS else 0
+    w_steps = 0 if proposal == GIBBS else (n1 - 1 + K - 1) // K
     for _ in range(chunk):
         if stats[_SWEEPS] >= max_sweeps or (anneal and stats[_SINCE] >= converge):
             return True
@@ -78,8 +83,8 @@ def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, ma
         Tp = max(T, tp_min)
         improved = False
         before = stats[_SCORE]
-        for _s in range(steps):
-            if proposal == GIBBS:
+        for s in range(g_steps + w_steps):
+            if s < g_steps:
                 d, changed = gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w,
                                         mask, mk, mv, mf, T, state, delta, opt, hs, ms, parts,
                                         buf)
@@ -119,8 +124,10 @@ def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, ma
 class SamplingResult:
     heads: np.ndarray            # int64 (n+1), heads[0] = -1: the best tree seen
     score: float                 # its score, as tracked by the chain
-    sweeps: int                  # annealing sweeps run
-    best_sweep: int              # sweep that first reached the best tree (0 = the start)
+    sweeps: int                  # annealing sweeps run, all chains
+    chains: int                  # chains run
+    best_chain: int              # 1-based chain that found the best tree
+    best_sweep: int              # its sweep that first reached it (0 = the start)
     proposals: int
     changed: int                 # proposals that changed the tree
     walk_failures: int           # random walks given up (counted as rejections)
@@ -165,25 +172,36 @@ class _Chain:
 
 def sampling_search(cand, ncand, root_ok, order, S, attrs, up, w, mask, memo, *, start,
                     seed_state, proposal="gibbs", samples=50, temperature=1.0, cooling=0.9,
-                    converge=10, deadline=None, confidence_sweeps=0, confidence_temperature=1.0,
-                    proposal_scores=None, k=RW_K, proposal_min_t=PROPOSAL_MIN_T, chunk=4,
-                    trace=None) -> SamplingResult:
-    """Anneal from `start` (int64 (n+1)); then, if confidence_sweeps > 0, sample
-    that many sweeps at confidence_temperature from the best tree (the first
-    fifth is burn-in) and count agreements with it. Random walks draw from
-    `proposal_scores` (float64 (n+1, n+1); default S). `trace` (int64 (cap, n+1)),
-    if given, receives the annealing chain's tree after each sweep."""
+                    converge=10, chains=1, deadline=None, confidence_sweeps=0,
+                    confidence_temperature=1.0, proposal_scores=None, k=RW_K,
+                    proposal_min_t=PROPOSAL_MIN_T, chunk=4, trace=None) -> SamplingResult:
+    """Anneal `chains` independent chains from `start` (int64 (n+1)), one after
+    the other on one random stream, and keep the best tree; then, if
+    confidence_sweeps > 0, sample that many sweeps at confidence_temperature from
+    the best tree (the first fifth is burn-in) and count agreements with it.
+    Random walks draw from `proposal_scores` (float64 (n+1, n+1); default S).
+    `trace` (int64 (cap, n+1)), if given, receives the first chain's tree after
+    each sweep."""
     Q = np.ascontiguousarray(S if proposal_scores is None else proposal_scores, dtype=np.float64)
     tables = (cand, ncand, root_ok, order, S, attrs, up, w, np.uint64(mask)) + tuple(memo)
     code = PROPOSALS[proposal]
     n1 = S.shape[0]
     no_trace = np.zeros((0, n1), dtype=np.int64)
-    chain = _Chain(start, tables, Q, seed_state, code, k, proposal_min_t)
-    best = chain.heads.copy()
-    hit = chain.run(t0=float(temperature), cooling=float(cooling), max_sweeps=samples,
-                    converge=converge, anneal=True, best=best, burn_in=0, agree=np.zeros(n1),
-                    trace=no_trace if trace is None else trace, deadline=deadline, chunk=chunk)
-    st = chain.stats
+    best, best_stats, best_chain = None, None, 0
+    total = np.zeros(N_STATS)
+    hit = False
+    for c in range(chains):
+        chain = _Chain(start, tables, Q, seed_state, code, k, proposal_min_t)
+        heads = chain.heads.copy()
+        hit = chain.run(t0=float(temperature), cooling=float(cooling), max_sweeps=samples,
+                        converge=converge, anneal=True, best=heads, burn_in=0,
+                        agree=np.zeros(n1), trace=no_trace if trace is None or c else trace,
+                        deadline=deadline, chunk=chunk)
+        total += chain.stats
+        if best is None or chain.stats[_BEST] > best_stats[_BEST] + _EPS:
+            best, best_stats, best_chain = heads, chain.stats, c + 1
+        if hit:
+            break
     agree, kept = None, 0
     if confidence_sweeps > 0 and not hit:
         conf = _Chain(best, tables, Q, seed_state, code, k, proposal_min_t)
@@ -194,6 +212,7 @@ def sampling_search(cand, ncand, root_ok, order, S, attrs, up, w, mask, memo, *,
                        deadline=deadline, chunk=chunk)
         kept = int(conf.stats[_KEPT])
     return SamplingResult(
-        heads=best, score=float(st[_BEST]), sweeps=int(st[_SWEEPS]),
-        best_sweep=int(st[_BEST_SWEEP]), proposals=int(st[_PROPOSED]), changed=int(st[_CHANGED]),
-        walk_failures=int(st[_WALK_FAIL]), deadline_hit=hit, agree=agree, kept=kept)
+        heads=best, score=float(best_stats[_BEST]), sweeps=int(total[_SWEEPS]),
+        chains=c + 1, best_chain=best_chain, best_sweep=int(best_stats[_BEST_SWEEP]),
+        proposals=int(total[_PROPOSED]), changed=int(total[_CHANGED]),
+        walk_failures=int(total[_WALK_FAIL]), deadline_hit=hit, agree=agree, kept=kept)

@@ -145,20 +145,22 @@ def decode_mst_exact(sc: Scorer, budget: dict) -> Decoded:
 
 
 SAMPLING_DEFAULTS = {"proposal": "gibbs", "samples": 50, "temperature": 1.0, "cooling": 0.9,
-                     "converge": 10, "seed": 0}
-SAMPLING_LIMITS = {"samples": (1, 100000), "converge": (1, 100000), "seed": (0, 2**63 - 1)}
+                     "converge": 10, "chains": 2, "seed": 0}
+SAMPLING_LIMITS = {"samples": (1, 100000), "converge": (1, 100000), "chains": (1, 100),
+                   "seed": (0, 2**63 - 1)}
 
 
 def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
     """MCMC sampling with simulated annealing (Zhang et al. 2014, ACL, Figure 1),
     Gibbs or random-walk MH proposals; see decode_sampling.py. `samples` counts
-    sweeps (n-1 Gibbs or n/4 random-walk proposals), T falls by `cooling` per
-    sweep from `temperature`, the chain stops after `converge` sweeps that leave
-    its score unchanged. The first-order model (sc.first_order, else S) gives the
+    sweeps (n-1 Gibbs or n/4 random-walk proposals) per chain, T falls by
+    `cooling` per sweep from `temperature`, a chain stops after `converge` sweeps
+    that leave its score unchanged, and the best tree of `chains` chains wins. The first-order model (sc.first_order, else S) gives the
     start tree (its MST over the allowed arcs) and the random walk's weights."""
     d, lim = SAMPLING_DEFAULTS, SAMPLING_LIMITS
     samples = _int(budget, "samples", d["samples"], *lim["samples"])
     converge = _int(budget, "converge", d["converge"], *lim["converge"])
+    chains = _int(budget, "chains", d["chains"], *lim["chains"])
     seed = _int(budget, "seed", d["seed"], *lim["seed"])
     temperature = _float(budget, "temperature", d["temperature"], 0.0, 1e6)
     cooling = _float(budget, "cooling", d["cooling"], 0.0, 1.0)
@@ -176,11 +178,12 @@ def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
                           start=decode_mst(Q), proposal_scores=Q,
                           seed_state=new_state(seed), proposal=proposal,
                           samples=samples, temperature=temperature, cooling=cooling,
-                          converge=converge, deadline=deadline,
+                          converge=converge, chains=chains, deadline=deadline,
                           confidence_sweeps=CONFIDENCE_SWEEPS if confidence else 0,
                           confidence_temperature=CONFIDENCE_TEMPERATURE)
     stats = {
-        "samples_used": res.sweeps, "best_sample": res.best_sweep, "proposals": res.proposals,
+        "samples_used": res.sweeps, "chains_used": res.chains, "best_chain": res.best_chain,
+        "best_sample": res.best_sweep, "proposals": res.proposals,
         "acceptance_rate": res.changed / max(1, res.proposals),
         "deadline_hit": res.deadline_hit, "seconds": time.perf_counter() - t0,
     }
@@ -199,7 +202,7 @@ DECODERS: dict[str, Callable[[Scorer, dict], Decoded]] = {
 BUDGET_FIELDS: dict[str, tuple[str, ...]] = {
     "greedy": ("restarts", "converge", "init", "seed", "deadline_ms", "confidence"),
     "mst": ("deadline_ms",),
-    "sampling": ("samples", "temperature", "cooling", "converge", "proposal", "seed",
+    "sampling": ("samples", "temperature", "cooling", "converge", "chains", "proposal", "seed",
                  "deadline_ms", "confidence"),
 }
 

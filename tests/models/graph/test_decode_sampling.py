@@ -149,16 +149,29 @@ def test_fixed_seed_same_result(rng, proposal):
 
 def test_stats_and_budget(rng):
     sc = _third_order_scorer(rng, 12, scale=0.2)
-    res = decode_sampling(sc, {"samples": 7, "converge": 1000, "cooling": 1.0})
+    res = decode_sampling(sc, {"samples": 7, "converge": 1000, "cooling": 1.0, "chains": 1})
     assert res.stats["samples_used"] == 7
     assert res.stats["proposals"] == 7 * 11  # n - 1 Gibbs proposals a sweep
     assert 0.0 <= res.stats["acceptance_rate"] <= 1.0
     assert 0 <= res.stats["best_sample"] <= 7
     assert res.stats["deadline_hit"] is False
-    res = decode_sampling(sc, {"proposal": "random_walk", "samples": 5, "converge": 1000})
-    assert res.stats["proposals"] == 5 * 3  # ceil(n / 4) walks a sweep
+    res = decode_sampling(sc, {"proposal": "random_walk", "samples": 5, "converge": 1000,
+                               "chains": 3})
+    assert res.stats["proposals"] == 3 * 5 * 3  # ceil(n / 4) walks a sweep
+    assert res.stats["samples_used"] == 15 and res.stats["chains_used"] == 3
+    assert 1 <= res.stats["best_chain"] <= 3
     res = decode_sampling(sc, {"samples": 100000, "converge": 3, "temperature": 0.01})
     assert res.stats["samples_used"] < 100
+
+
+@pytest.mark.parametrize("proposal", PROPOSALS)
+def test_more_chains_never_score_less(rng, proposal):
+    """The first chain is the same run whatever `chains` is (one random stream)."""
+    for _ in range(5):
+        sc = _third_order_scorer(rng, int(rng.integers(5, 30)), scale=0.2)
+        scores = [decode_sampling(sc, {"proposal": proposal, "chains": c, "seed": 2}).score
+                  for c in (1, 2, 4)]
+        assert scores[0] <= scores[1] <= scores[2]
 
 
 def test_deadline_returns_best_so_far(rng):
@@ -179,7 +192,7 @@ def test_one_word_sentence(rng):
 
 
 @pytest.mark.parametrize("budget", [
-    {"samples": 0}, {"samples": 2.5}, {"converge": 0}, {"temperature": 0}, {"temperature": -1},
+    {"samples": 0}, {"samples": 2.5}, {"converge": 0}, {"chains": 0}, {"chains": 101}, {"temperature": 0}, {"temperature": -1},
     {"temperature": "hot"}, {"temperature": True}, {"cooling": 0}, {"cooling": 1.5},
     {"proposal": "metropolis"}, {"proposal": 1}, {"seed": -1}, {"deadline_ms": 0},
     {"confidence": "yes"}, {"confidence": 1}])
@@ -193,7 +206,7 @@ def test_registered_with_fields_and_defaults(rng):
     assert DECODERS["sampling"] is decode_sampling
     fields = BUDGET_FIELDS["sampling"]
     for f in ("samples", "temperature", "cooling", "proposal", "seed", "deadline_ms",
-              "confidence"):
+              "confidence", "chains", "converge"):
         assert f in fields
     defaults = DECODER_DEFAULTS["sampling"]
     assert set(defaults) <= set(fields)
