@@ -34,9 +34,18 @@ def tree_dict(tree: ParsedTree) -> dict[str, Any]:
         if t.start is not None:
             d["start"], d["end"] = int(t.start), int(t.end)
         toks.append(d)
-    stats = {k: (bool(v) if isinstance(v, bool) else v.item() if hasattr(v, "item") else v)
-             for k, v in tree.stats.items()}
-    return {"tokens": toks, "score": float(tree.score), "stats": stats}
+    return {"tokens": toks, "score": float(tree.score), "stats": jsonable(tree.stats)}
+
+
+def jsonable(v: Any) -> Any:
+    """Decoder stats as plain JSON values (numpy scalars and arrays included)."""
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if hasattr(v, "tolist"):            # numpy scalar or array
+        return v.tolist()
+    return v
 
 
 class Engine:

@@ -103,3 +103,16 @@ def test_recycle_after_max_requests(model_dirs, engine):
     assert engine.should_recycle() == "requests"
     engine.served = 0
     assert engine.should_recycle() is None
+
+
+def test_stats_are_plain_json():
+    import json
+
+    import numpy as np
+
+    from worker.engine import jsonable
+
+    stats = {"a": np.int64(3), "b": np.float32(0.5), "c": np.array([1.0, 2.0]), "d": True,
+             "e": [np.float64(1.5)], "f": None}
+    assert json.loads(json.dumps(jsonable(stats))) == {"a": 3, "b": 0.5, "c": [1.0, 2.0],
+                                                       "d": True, "e": [1.5], "f": None}
