@@ -142,3 +142,16 @@ def test_openapi_docs_have_examples(http):
     body = spec["paths"]["/parse"]["post"]["requestBody"]["content"]["application/json"]
     assert body["examples"] and "sentences" in body["schema"]["properties"]
     assert http.get("/docs").status_code == 200
+
+
+def test_boolean_budget_fields_pass_through(http):
+    fields = http.get("/models").json()["models"]["en_ewt"]["decoders"]["greedy"]["fields"]
+    if "confidence" not in fields:
+        pytest.skip("greedy has no `confidence` field in this version of models/")
+    sent = unique()
+    r = http.post("/parse", json={"sentences": [sent], "confidence": True})
+    assert r.status_code == 200, r.text
+    s = r.json()["sentences"][0]
+    assert len(s["stats"]["confidence"]) == len(s["tokens"]) and r.json()["budget"]["confidence"]
+    r = http.post("/parse", json={"sentences": [sent]})
+    assert r.json()["sentences"][0]["cached"] is False       # a different cache key
