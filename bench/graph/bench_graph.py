@@ -193,14 +193,14 @@ def plot_speed(rows, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    g = [r for r in rows if r["decoder"] == "greedy"]
+    g = sorted((r for r in rows if r["decoder"].startswith("greedy")), key=lambda r: r["K"])
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot([r["tokens_per_s"] for r in g], [r["UAS"] for r in g], "o-", label="greedy (3rd order)")
     for r in g:
         ax.annotate(f"K={r['K']}", (r["tokens_per_s"], r["UAS"]), textcoords="offset points",
                     xytext=(4, 4), fontsize=8)
     m = [r for r in rows if r["decoder"] == "mst"]
-    ax.plot([r["tokens_per_s"] for r in m], [r["UAS"] for r in m], "s", label="mst (1st-order arcs)")
+    ax.plot([r["tokens_per_s"] for r in m], [r["UAS"] for r in m], "s", label="mst (first-order model)")
     ax.set_xscale("log")
     ax.set_xlabel("tokens / second (one core)")
     ax.set_ylabel("UAS, en_ewt dev (gold tags)")
@@ -211,15 +211,24 @@ def plot_speed(rows, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def replot() -> None:
+    """Redraw the PNG from the last speed results (no parsing)."""
+    rows = json.loads((HERE / "results_speed.json").read_text())["rows"]
+    plot_speed(rows, HERE / "speed_curve.png")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=("accuracy", "search", "speed", "pruning"))
+    p.add_argument("what", choices=("accuracy", "search", "speed", "pruning", "replot"))
     p.add_argument("--model", default="en_ewt", help="third-order model (name or dir)")
     p.add_argument("--o1", default="runs/en_ewt_o1", help="first-order model dir")
     p.add_argument("--dev", type=Path, default=DEV)
     p.add_argument("--limit", type=int, default=None, help="random subset of dev sentences")
     p.add_argument("--converge", type=int, nargs="+", default=[10, 50, 300])
     args = p.parse_args()
+    if args.what == "replot":
+        replot()
+        return
     t0 = time.time()
     res = {"cmd_accuracy": cmd_accuracy, "cmd_search": cmd_search, "cmd_speed": cmd_speed,
            "cmd_pruning": cmd_pruning}[
