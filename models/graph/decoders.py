@@ -155,8 +155,9 @@ def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
     Gibbs or random-walk MH proposals; see decode_sampling.py. `samples` counts
     sweeps (n-1 Gibbs or n/4 random-walk proposals) per chain, T falls by
     `cooling` per sweep from `temperature`, a chain stops after `converge` sweeps
-    that leave its score unchanged, and the best tree of `chains` chains wins. The first-order model (sc.first_order, else S) gives the
-    start tree (its MST over the allowed arcs) and the random walk's weights."""
+    that leave its score unchanged, and the best tree of `chains` chains wins.
+    The first-order model (sc.first_order, else S) gives the start tree (its
+    MST over the allowed arcs) and the random walk's weights."""
     d, lim = SAMPLING_DEFAULTS, SAMPLING_LIMITS
     samples = _int(budget, "samples", d["samples"], *lim["samples"])
     converge = _int(budget, "converge", d["converge"], *lim["converge"])
