@@ -68,9 +68,16 @@ def _add_parse(sub: argparse._SubParsersAction) -> None:
                    help="CoNLL-U input: keep the input's tags instead of the model's tagger")
     p.add_argument("--restarts", type=int)
     p.add_argument("--converge", type=int)
-    p.add_argument("--init", choices=("uniform", "first_order"))
+    p.add_argument("--init", choices=("uniform", "first_order", "mst"))
     p.add_argument("--seed", type=int)
     p.add_argument("--deadline-ms", type=float)
+    p.add_argument("--samples", type=int, help="sampling: sweeps per chain")
+    p.add_argument("--temperature", type=float, help="sampling: initial temperature")
+    p.add_argument("--cooling", type=float, help="sampling: T <- cooling * T per sweep")
+    p.add_argument("--chains", type=int, help="sampling: independent chains")
+    p.add_argument("--proposal", choices=("gibbs", "random_walk"))
+    p.add_argument("--confidence", action="store_true", default=None,
+                   help="per-arc confidence (greedy, sampling), written to MISC as HeadConf")
     p.add_argument("--file", help="read this file instead of stdin")
     p.set_defaults(func=_run_parse)
 
@@ -78,8 +85,9 @@ def _add_parse(sub: argparse._SubParsersAction) -> None:
 def _run_parse(args: argparse.Namespace) -> int:
     from models.parse_cli import parse_stream
 
-    budget = {k: getattr(args, k) for k in ("restarts", "converge", "init", "seed", "deadline_ms")
-              if getattr(args, k) is not None}
+    names = ("restarts", "converge", "init", "seed", "deadline_ms", "samples", "temperature",
+             "cooling", "chains", "proposal", "confidence")
+    budget = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     source = open(args.file, encoding="utf-8") if args.file else sys.stdin
     try:
         parse_stream(source, sys.stdout, model=args.model, decoder=args.decoder, budget=budget,

@@ -17,6 +17,18 @@ from .pipeline import ParsedTree, Pipeline
 logger = logging.getLogger(__name__)
 
 
+def _with_misc(misc: str, item: str) -> str:
+    return item if misc in ("", "_") else f"{misc}|{item}"
+
+
+def _add_confidence(sent: Sentence, tree: ParsedTree) -> None:
+    """Per-arc confidence (when asked for) into MISC as HeadConf=0.97."""
+    conf = tree.stats.get("confidence")
+    if conf:
+        for w, c in zip(sent.words, conf):
+            w.misc = _with_misc(w.misc, f"HeadConf={c:.3f}")
+
+
 def _tree_to_sentence(tree: ParsedTree, text: str | None, sent_id: int) -> Sentence:
     words = []
     for t in tree.tokens:
@@ -28,7 +40,9 @@ def _tree_to_sentence(tree: ParsedTree, text: str | None, sent_id: int) -> Sente
     comments = [f"# sent_id = {sent_id}"]
     if text is not None:
         comments.append(f"# text = {text}")
-    return Sentence.from_words(words, comments)
+    sent = Sentence.from_words(words, comments)
+    _add_confidence(sent, tree)
+    return sent
 
 
 def parse_stream(source: IO[str], target: IO[str], *, model: str, decoder: str, budget: dict,
@@ -39,7 +53,8 @@ def parse_stream(source: IO[str], target: IO[str], *, model: str, decoder: str, 
     n_sent = n_tok = 0
     if input_format == "conllu":
         for sent in read_conllu(source, path_name=getattr(source, "name", "<stdin>")):
-            pipe.parse_conllu(sent, decoder, budget, gold_tags=gold_tags)
+            tree = pipe.parse_conllu(sent, decoder, budget, gold_tags=gold_tags)
+            _add_confidence(sent, tree)
             target.write(format_sentence(sent))
             n_sent += 1
             n_tok += len(sent.words)
