@@ -6,9 +6,18 @@ Shapes and dtypes, shared by all kernels:
 - `static_tmpl`: int64 [T1, 2], (offset, type-feature index) templates;
 - `pair_tmpl`: int64 [T2, 4], (offset a, feature a, offset b, feature b);
 - `rows`: int64 [n, T1 + T2] hashed weight rows of the tag-independent features;
-- `W`, `U`: float32 [n_buckets, n_classes] weights and averaging accumulators.
+- `W`, `U`: float32 [n_buckets, n_classes] dense weights and averaging
+  accumulators (training);
+- compact weights (decoding), `row_of, Wc, sp_start, sp_cls, sp_val`: bucket b
+  has weights Wc[row_of[b]] if row_of[b] >= 0, none if row_of[b] == -1, and
+  otherwise the (class, value) pairs sp_cls[e], sp_val[e] for e in
+  [sp_start[s], sp_start[s + 1]) with s = -2 - row_of[b]. Dense weights decode
+  through the identity map (row_of = arange, Wc = W, no pairs).
 Tag-dependent features (`_tag_rows`) use the two previous predicted classes
 (`n_classes` and `n_classes + 1` stand for "before the sentence").
+Per-token helpers allocate nothing and run without reference counting
+(`_nrt=False`): with it, each call from the token loop pays atomic
+increments and decrements for every array argument.
 """
 from __future__ import annotations
 
@@ -47,7 +56,7 @@ def static_rows(tf, static_tmpl, pair_tmpl, mask):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _tag_rows(tf, i, p1, p2, n_classes, mask, out):
     """Fill out[:N_TAG_FEATS] with hashed rows of the features of previous tags."""
     w0 = tf[i + 2, LOWER]
@@ -60,9 +69,11 @@ def _tag_rows(tf, i, p1, p2, n_classes, mask, out):
     out[6] = _mix(1007, _mix(p1 * (n_classes + 2) + p2, w0)) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _scores(W, rows, n_rows, trows, scores):
-    scores[:] = 0.0
+    """Dense weights (training): scores = sum of W over rows[:n_rows] and trows."""
+    for c in range(scores.shape[0]):
+        scores[c] = 0.0
     for r in range(n_rows):
         b = rows[r]
         for c in range(scores.shape[0]):
@@ -73,19 +84,60 @@ def _scores(W, rows, n_rows, trows, scores):
             scores[c] += W[b, c]
 
 
+@njit(cache=True, _nrt=False)
+def _lookup(row_of, rows, i, trows, ks):
+    """ks[:T] = row_of of the buckets rows[i] then trows. Looked up together
+    before any addition, so that the cache misses overlap."""
+    n_rows = rows.shape[1]
+    for r in range(n_rows):
+        ks[r] = row_of[rows[i, r]]
+    for r in range(trows.shape[0]):
+        ks[n_rows + r] = row_of[trows[r]]
+
+
+@njit(cache=True, _nrt=False)
+def _compact_scores(ks, Wc, sp_start, sp_cls, sp_val, out, j):
+    """out[j] = sum of the compact weights of the rows ks (`row_of` values), in
+    order: the additions of the dense sum minus its zeros, so the same floats."""
+    nc = out.shape[1]
+    for c in range(nc):
+        out[j, c] = 0.0
+    for r in range(ks.shape[0]):
+        k = ks[r]
+        if k >= 0:
+            for c in range(nc):
+                out[j, c] += Wc[k, c]
+        elif k < -1:
+            s = -2 - k
+            for e in range(sp_start[s], sp_start[s + 1]):
+                out[j, sp_cls[e]] += sp_val[e]
+
+
+@njit(cache=True, _nrt=False)
+def _argmax_row(out, j):
+    """Index of the first maximum of out[j] (as np.argmax)."""
+    best = 0
+    for c in range(1, out.shape[1]):
+        if out[j, c] > out[j, best]:
+            best = c
+    return best
+
+
 @njit(cache=True)
-def decode(tf, rows, W, mask):
+def decode(tf, rows, row_of, Wc, sp_start, sp_cls, sp_val, mask):
     """Greedy left-to-right classes: int64 [n]."""
     n = rows.shape[0]
-    n_classes = W.shape[1]
+    n_classes = Wc.shape[1]
     out = np.empty(n, np.int64)
-    scores = np.empty(n_classes, np.float32)
+    scores = np.empty((1, n_classes), np.float32)
     trows = np.empty(N_TAG_FEATS, np.int64)
+    ks = np.empty(rows.shape[1] + N_TAG_FEATS, np.int32)
     p1, p2 = n_classes, n_classes + 1
     for i in range(n):
         _tag_rows(tf, i, p1, p2, n_classes, mask, trows)
-        _scores(W, rows[i], rows.shape[1], trows, scores)
-        best = np.argmax(scores)
+        _lookup(row_of, rows, i, trows, ks)
+        _compact_scores(ks, Wc, sp_start, sp_cls, sp_val, scores, 0)
+        best = _argmax_row(scores, 0)
         out[i] = best
         p2, p1 = p1, best
     return out
@@ -135,16 +187,18 @@ def train_epoch(tf_all, tf_start, rows_all, row_start, gold_all, order, W, U, st
 
 
 @njit(cache=True)
-def decode_scores(tf, rows, W, mask):
+def decode_scores(tf, rows, row_of, Wc, sp_start, sp_cls, sp_val, mask):
     """Greedy left-to-right decoding; float32 [n, n_classes] scores at each step."""
     n = rows.shape[0]
-    n_classes = W.shape[1]
+    n_classes = Wc.shape[1]
     out = np.empty((n, n_classes), np.float32)
     trows = np.empty(N_TAG_FEATS, np.int64)
+    ks = np.empty(rows.shape[1] + N_TAG_FEATS, np.int32)
     p1, p2 = n_classes, n_classes + 1
     for i in range(n):
         _tag_rows(tf, i, p1, p2, n_classes, mask, trows)
-        _scores(W, rows[i], rows.shape[1], trows, out[i])
-        best = np.argmax(out[i])
+        _lookup(row_of, rows, i, trows, ks)
+        _compact_scores(ks, Wc, sp_start, sp_cls, sp_val, out, i)
+        best = _argmax_row(out, i)
         p2, p1 = p1, best
     return out

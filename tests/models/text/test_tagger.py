@@ -1,9 +1,19 @@
 from __future__ import annotations
 
-import numpy as np
+import itertools
+import json
+import os
 
+import numpy as np
+import pytest
+
+from models.text import _tagger_kernels as K
+from models.text._conllu import iter_conllu
 from models.text.scoring import accuracy
-from models.text.tagger import Tagger, _shape
+from models.text.tagger import Tagger, _shape, compact_weights
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+DEV = os.path.join(ROOT, "..", "shared", "data", "en_ewt", "dev.conllu")
 
 
 def test_shape_compresses_character_classes():
@@ -75,3 +85,100 @@ def test_concurrent_tagging_matches_sequential(tiny_tuples):
     with ThreadPoolExecutor(4) as pool:
         parallel = list(pool.map(fresh.tag, batches))
     assert parallel == [tagger.tag(b) for b in batches]
+
+
+def _dense_from_file(directory: str) -> np.ndarray:
+    """Dense weights read from a model file as the dense loader did."""
+    with open(os.path.join(directory, "tagger.json"), encoding="utf-8") as f:
+        h = json.load(f)
+    data = np.load(os.path.join(directory, "tagger.npz"))
+    W = np.zeros((1 << h["n_bits"]) * len(h["classes"]), np.float32)
+    W[np.cumsum(data["delta"].astype(np.int64))] = data["value"].astype(np.float32)
+    return W.reshape(1 << h["n_bits"], len(h["classes"]))
+
+
+def _reference_scores(tagger: Tagger, W: np.ndarray, forms: list[str]) -> np.ndarray:
+    """Greedy left-to-right scores with dense W, in numpy: float32 sums of the rows
+    of each position's features, in the kernels' order."""
+    tf = tagger._type_features(forms)
+    rows = K.static_rows(tf, tagger._static, tagger._pairs, tagger.mask)
+    n_classes = W.shape[1]
+    out = np.zeros((len(forms), n_classes), np.float32)
+    trows = np.empty(K.N_TAG_FEATS, np.int64)
+    p1, p2 = n_classes, n_classes + 1
+    for i in range(len(forms)):
+        K._tag_rows(tf, i, p1, p2, n_classes, tagger.mask, trows)
+        for b in list(rows[i]) + list(trows):
+            out[i] += W[b]
+        p2, p1 = p1, int(np.argmax(out[i]))
+    return out
+
+
+def _array_bytes(tagger: Tagger | None) -> int:
+    if tagger is None:
+        return 0
+    arrays = [v for obj in (tagger, tagger._cache) for v in vars(obj).values()
+              if isinstance(v, np.ndarray)]
+    return sum(a.nbytes for a in arrays) + _array_bytes(tagger.backward) + \
+        _array_bytes(tagger.first)
+
+
+def test_compact_weights_give_the_dense_scores(tiny_tuples):
+    """Unpruned float32 weights with dense, pair-stored and all-zero rows."""
+    tagger = Tagger.train(tiny_tuples, epochs=3, seed=0, n_bits=14)
+    W = tagger.W
+    flat = np.flatnonzero(W)
+    compact = compact_weights(flat, W.reshape(-1)[flat], W.shape[0], W.shape[1])
+    row_of, Wc, sp_start = compact[:3]
+    assert len(Wc) > 0 and len(sp_start) > 1 and (row_of == -1).any()
+    small = Tagger(tagger.classes, 14, ambiguity=tagger.ambiguity, compact=compact)
+    assert small.W is None and np.array_equal(small.dense_weights(), W)
+    for s in tiny_tuples + [[("Unseen",), ("zorbles",), ("fly",)]]:
+        forms = [w[0] for w in s]
+        assert np.array_equal(small._scores(forms), tagger._scores(forms))
+        assert np.array_equal(small._scores(forms), _reference_scores(tagger, W, forms))
+        assert np.array_equal(small.tag_classes(forms), tagger.tag_classes(forms))
+
+
+def test_loaded_tagger_is_compact(tmp_path, tiny_tuples):
+    tagger = Tagger.train(tiny_tuples, epochs=2, seed=0, n_bits=14, bidirectional=True)
+    tagger.save(str(tmp_path / "a"))
+    again = Tagger.load(str(tmp_path / "a"))
+    assert again.W is None and again.backward.W is None
+    again.save(str(tmp_path / "b"))  # saved from the compact weights: same files
+    for sub in ("", "backward"):
+        a, b = (np.load(str(tmp_path / d / sub / "tagger.npz")) for d in "ab")
+        assert all(np.array_equal(a[k], b[k]) for k in ("delta", "value"))
+
+
+def test_shipped_tagger_arrays_are_small(shipped_dir):
+    """The dense weights were 2 x 428 MB (forward + backward, 2**20 x 102 float32)."""
+    tagger = Tagger.load(f"{shipped_dir}/tagger")
+    assert tagger.backward is not None
+    assert _array_bytes(tagger) < 150e6
+
+
+def test_shipped_tagger_compact_tags_equal_dense(shipped_dir):
+    """First 200 en_ewt dev sentences: same scores (to the bit) and tags as dense W."""
+    if not os.path.exists(DEV):
+        pytest.skip(f"no {DEV}")
+    sentences = [[w.form for w in s.words] for s in itertools.islice(iter_conllu(DEV), 200)]
+    tagger = Tagger.load(f"{shipped_dir}/tagger")
+    dense_scores = []
+    for direction, sub in ((tagger, ""), (tagger.backward, "backward")):
+        W = _dense_from_file(os.path.join(shipped_dir, "tagger", sub))
+        dense = Tagger(tagger.classes, tagger.n_bits, W, ambiguity=direction.ambiguity)
+        scores = []
+        for k, forms in enumerate(sentences):
+            forms = forms if direction is tagger else forms[::-1]
+            s = direction._scores(forms)
+            assert np.array_equal(s, dense._scores(forms))
+            if k % 4 == 0:  # the numpy reference is slow
+                assert np.array_equal(s, _reference_scores(direction, W, forms))
+            scores.append(s)
+        dense_scores.append(scores)
+        del W, dense
+    for forms, fwd, bwd in zip(sentences, *dense_scores):
+        expected = [tagger.classes[c] for c in np.argmax(fwd + bwd[::-1], axis=1)]
+        upos, xpos = tagger.tag(forms)
+        assert list(zip(upos, xpos)) == expected
