@@ -21,7 +21,7 @@ The two temperatures are temperature scaling (Guo et al. 2017) fitted on 300
 en_ewt dev sentences outside the benchmark's 500-sentence subset
 (`python bench/graph/bench_sampling.py tune`); on the subset the expected
 calibration error is 0.036 (sampling) and 0.047 (greedy), see
-bench/graph/RESULTS_sampling.md. They belong to the shipped model's score
+bench/RESULTS.md (sampling section). They belong to the shipped model's score
 scale, not to a request, so they are not budget fields; a retrained model
 should refit them.
 """

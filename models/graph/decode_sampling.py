@@ -13,7 +13,7 @@ never under MIN_T; convergence is `converge` sweeps in a row that leave the
 score unchanged (the chain has frozen); `chains` independent annealing runs
 (restarts, as in the greedy decoder) keep the best of their trees: on en_ewt,
 two chains cooling at 0.9 reach higher scores than one chain cooling at 0.95
-in the same time (bench/graph/RESULTS_sampling.md). Random-walk proposals are never sharper
+in the same time (bench/RESULTS.md (sampling section)). Random-walk proposals are never sharper
 than exp(Q/PROPOSAL_MIN_T), so they keep proposing new heads at low T.
 
 With confidence sweeps asked for, a second chain starts from the best tree at
