@@ -102,6 +102,14 @@ class _Checkpoint:
         logger.info("resuming %s after epoch %d", self.path.name, int(d["epoch"]))
         return d["w"], d["u"], float(d["step"]), int(d["epoch"])
 
+    def resume(self, size: int):
+        """(w, u, step, first epoch to run): from the checkpoint, or fresh."""
+        state = self.load()
+        if state is None:
+            return np.zeros(size, dtype=np.float32), np.zeros(size, dtype=np.float64), 1.0, 0
+        w, u, step, epoch = state
+        return w, u, step, epoch + 1
+
     def save(self, w, u, step, epoch):
         tmp = self.path.with_suffix(".tmp.npz")
         np.savez(tmp, w=w, u=u, step=step, epoch=epoch)
@@ -114,14 +122,7 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
     """Generic PA loop; returns averaged weights."""
     size = 1 << log2
     mask = np.uint64(size - 1)
-    state = ckpt.load()
-    if state is None:
-        w = np.zeros(size, dtype=np.float32)
-        u = np.zeros(size, dtype=np.float64)
-        step, start = 1.0, 0
-    else:
-        w, u, step, start = state
-        start += 1
+    w, u, step, start = ckpt.resume(size)
     active = np.zeros(size, dtype=np.bool_)
     for ex in examples:
         active[tree_features(ex.heads, order, ex.enc.attrs, ex.enc.upos_prefix, mask)] = True
@@ -182,14 +183,7 @@ def _train_labeler(examples: list[Example], n_labels: int, cfg: TrainConfig,
                    ckpt: _Checkpoint) -> np.ndarray:
     size = 1 << cfg.label_log2_size
     mask = np.uint64(size - 1)
-    state = ckpt.load()
-    if state is None:
-        w = np.zeros(size, dtype=np.float32)
-        u = np.zeros(size, dtype=np.float64)
-        step, start = 1.0, 0
-    else:
-        w, u, step, start = state
-        start += 1
+    w, u, step, start = ckpt.resume(size)
     rng = np.random.default_rng(cfg.seed + 1)
     perms = [rng.permutation(len(examples)) for _ in range(cfg.label_epochs)]
     for epoch in range(start, cfg.label_epochs):
