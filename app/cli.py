@@ -43,6 +43,9 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--train-converge", type=int, default=None)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--C", type=float, default=None, help="PA-I aggressiveness")
+    p.add_argument("--gold-tags", action="store_true",
+                   help="train on the gold tags (default: 10-fold jackknifed tagger output)")
+    p.add_argument("--jackknife", type=int, default=None, help="folds of tag jackknifing")
     p.set_defaults(func=_run_train)
 
 
@@ -55,6 +58,10 @@ def _run_train(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if value is not None:
             setattr(cfg, name, value)
+    if args.jackknife is not None:
+        cfg.jackknife = args.jackknife
+    if args.gold_tags:
+        cfg.jackknife = 0
     train(args.data, args.out, args.dev, cfg, command="deptree " + " ".join(sys.argv[1:]))
     return 0
 
