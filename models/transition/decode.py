@@ -1,0 +1,139 @@
+"""Selectional branching (Choi & McCallum 2013, Sections 3.2-3.4).
+
+The one-best sequence T1 is parsed greedily; every state where the margin between
+the best and second-best prediction is <= m (k = 2) is a low-confidence state, kept
+with its second-best move. The b-1 low-confidence states whose alternative move
+scores highest are branched: each new sequence applies the alternative, then
+continues greedily. Each sequence is scored by the average probability of the moves
+it made (the shared prefix included); the highest average wins. b = 1 is greedy.
+
+Python outer loop (branching, bookkeeping), one numba call per sequence
+(`_run_sequence`, non-allocating, scratch passed in).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .classifier import probabilities
+from .features import N_POS, extract
+from .system import N, N_ROWS, N_SCALARS, apply, finalize, new_state, valid_mask
+
+
+@dataclass
+class Scratch:
+    """Per-call buffers of one sentence length (Parsito's workspace)."""
+
+    rows: np.ndarray
+    valid: np.ndarray
+    probs: np.ndarray
+    pos: np.ndarray
+    pool_st: np.ndarray
+    pool_sc: np.ndarray
+    pool_f: np.ndarray   # (cap, 3): alternative prob, running sum, running count
+    pool_a: np.ndarray   # (cap,) alternative action
+
+    @classmethod
+    def make(cls, n: int, n_templates: int, n_actions: int, cap: int) -> "Scratch":
+        cap = max(cap, 1)
+        return cls(np.zeros(n_templates, np.int64), np.zeros(n_actions, np.bool_),
+                   np.zeros(n_actions, np.float64), np.zeros(N_POS, np.int64),
+                   np.zeros((cap, N_ROWS, n + 1), np.int64), np.zeros((cap, N_SCALARS), np.int64),
+                   np.zeros((cap, 3), np.float64), np.zeros(cap, np.int64))
+
+
+@njit(cache=True, _nrt=False)
+def _run_sequence(st, sc, attrs, table, W, atype, alabel, root_label, margin, cap,
+                  rows, valid, probs, pos, pool_st, pool_sc, pool_f, pool_a, acc):
+    """Parse greedily from (st, sc) to a terminal state, in place.
+
+    acc: float64 (3,) running (sum of move probabilities, moves) on entry and exit,
+    acc[2] receives the number of low-confidence states seen. With cap > 0 the best
+    `cap` low-confidence states (by the probability of their second-best move) are
+    kept in pool_* (st, sc, [alt prob, sum, count], alt action); returns their number.
+    """
+    kept = 0
+    n_rows = W.shape[0]
+    while sc[2] <= sc[N]:
+        extract(st, sc, attrs, table, n_rows, pos, rows)
+        valid_mask(st, sc, atype, alabel, root_label, valid)
+        best = probabilities(W, rows, valid, probs)
+        if best < 0:
+            break
+        pb = probs[best]
+        if cap > 0:
+            second = -1
+            ps = -1.0
+            for a in range(probs.shape[0]):
+                if a != best and valid[a] and probs[a] > ps:
+                    ps = probs[a]
+                    second = a
+            if second >= 0 and pb - ps <= margin:
+                acc[2] += 1
+                slot = -1
+                if kept < cap:
+                    slot = kept
+                    kept += 1
+                else:
+                    lo = 0
+                    for q in range(1, kept):
+                        if pool_f[q, 0] < pool_f[lo, 0]:
+                            lo = q
+                    if pool_f[lo, 0] < ps:
+                        slot = lo
+                if slot >= 0:
+                    for r in range(st.shape[0]):
+                        for c in range(st.shape[1]):
+                            pool_st[slot, r, c] = st[r, c]
+                    for r in range(sc.shape[0]):
+                        pool_sc[slot, r] = sc[r]
+                    pool_f[slot, 0] = ps
+                    pool_f[slot, 1] = acc[0]
+                    pool_f[slot, 2] = acc[1]
+                    pool_a[slot] = second
+        apply(st, sc, atype[best], alabel[best])
+        acc[0] += pb
+        acc[1] += 1
+    return kept
+
+
+def parse(attrs: np.ndarray, table: np.ndarray, W: np.ndarray, atype: np.ndarray,
+          alabel: np.ndarray, root_label: int, fallback_label: int, beam: int,
+          margin: float, scratch: Scratch | None = None):
+    """Parse one encoded sentence; returns (heads int64 (n+1,), label ids int64 (n+1,),
+    score = average move probability of the winning sequence, stats dict)."""
+    n = attrs.shape[0] - 1
+    cap = beam - 1
+    s = scratch or Scratch.make(n, table.shape[0], W.shape[1], cap)
+    st, sc = new_state(n)
+    acc = np.zeros(3, np.float64)
+    kept = _run_sequence(st, sc, attrs, table, W, atype, alabel, root_label, margin, cap,
+                         s.rows, s.valid, s.probs, s.pos, s.pool_st, s.pool_sc, s.pool_f,
+                         s.pool_a, acc)
+    transitions = int(acc[1])
+    low_conf = int(acc[2])
+    best_st, best_avg = st, acc[0] / max(acc[1], 1.0)
+    best_seq = 0
+    if kept:
+        order = np.argsort(-s.pool_f[:kept, 0], kind="stable")
+        # copy the pool out: later sequences reuse nothing, but keep it explicit
+        pool = [(s.pool_st[q].copy(), s.pool_sc[q].copy(), s.pool_f[q].copy(), int(s.pool_a[q]))
+                for q in order]
+        for b, (pst, psc, pf, alt) in enumerate(pool, 1):
+            apply(pst, psc, atype[alt], alabel[alt])
+            acc[0] = pf[1] + pf[0]
+            acc[1] = pf[2] + 1
+            before = acc[1]
+            _run_sequence(pst, psc, attrs, table, W, atype, alabel, root_label, margin, 0,
+                          s.rows, s.valid, s.probs, s.pos, s.pool_st, s.pool_sc, s.pool_f,
+                          s.pool_a, acc)
+            transitions += int(acc[1] - before) + 1
+            avg = acc[0] / acc[1]
+            if avg > best_avg:
+                best_st, best_avg, best_seq = pst, avg, b
+    fixed = finalize(best_st, root_label, fallback_label)
+    stats = {"transitions": transitions, "branches": kept, "low_confidence": low_conf,
+             "best_sequence": best_seq, "attached_at_end": int(fixed)}
+    return best_st[0].copy(), best_st[1].copy(), float(best_avg), stats

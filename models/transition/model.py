@@ -1,0 +1,140 @@
+"""A trained transition model: labels, actions, feature templates and weights.
+
+On disk (a directory): `model.json`, a self-describing header (format version,
+transition system, labels, actions, templates, hash-table size, training command
+and data hash, decoder defaults), and `weights.npz`, the non-zero weights as flat
+indices (uint32) and float16 values, compressed. No pickle.
+
+Serving API (what `worker/` imports): `load(directory)` and
+`decode(model, forms, lemmas, upos, xpos, budget) -> (heads, deprels, score, stats)`.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import Errors, ModelError
+from ..graph.encode import encode
+from .decode import Scratch, parse
+from .features import parse_templates
+
+logger = logging.getLogger(__name__)
+
+FORMAT = "deptree-transition"
+VERSION = 1
+SYSTEM = "choi-mccallum-2013-hybrid"
+
+BEAM_DEFAULT = 8         # bench/transition/RESULTS_selectional.md
+BEAM_LIMITS = (1, 64)
+MARGIN_DEFAULT = 0.88    # the paper's m (Section 4.2)
+MARGIN_LIMITS = (0.0, 1.0)
+
+
+@dataclass
+class TransitionModel:
+    labels: list[str]
+    atype: np.ndarray        # int64 (A,)
+    alabel: np.ndarray       # int64 (A,), -1 for NO-* moves
+    templates: list[str]
+    W: np.ndarray            # float32 (n_rows, A)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.table = parse_templates(self.templates)
+        self.root_label = self.labels.index("root")
+        self.fallback_label = self.labels.index("dep") if "dep" in self.labels else 0
+
+    @property
+    def n_rows(self) -> int:
+        return self.W.shape[0]
+
+    def parse_encoded(self, attrs: np.ndarray, beam: int = 1, margin: float = MARGIN_DEFAULT,
+                      scratch: Scratch | None = None):
+        return parse(attrs, self.table, self.W, self.atype, self.alabel, self.root_label,
+                     self.fallback_label, beam, margin, scratch)
+
+    # ---- files ---------------------------------------------------------------------
+    def save(self, directory: str | Path, prune: float = 0.0) -> None:
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        flat = self.W.ravel()
+        idx = np.flatnonzero(np.abs(flat) > prune).astype(np.uint32)
+        np.savez_compressed(d / "weights.npz", index=idx, value=flat[idx].astype(np.float16))
+        header = {
+            "format": FORMAT, "version": VERSION, "system": SYSTEM,
+            "labels": self.labels, "actions": [[int(t), int(la)] for t, la in
+                                               zip(self.atype, self.alabel)],
+            "templates": list(self.templates), "n_rows": int(self.n_rows),
+            "weights": {"stored": int(idx.size), "pruned_below": prune, "dtype": "float16"},
+            "decoder_defaults": {"beam": BEAM_DEFAULT, "margin": MARGIN_DEFAULT},
+            **self.meta,
+        }
+        (d / "model.json").write_text(json.dumps(header, indent=1) + "\n")
+
+    @classmethod
+    def load(cls, directory: str | Path) -> "TransitionModel":
+        d = Path(directory)
+        try:
+            header = json.loads((d / "model.json").read_text())
+            if header.get("format") != FORMAT or header.get("version") != VERSION:
+                raise ValueError(f"format {header.get('format')!r} version "
+                                 f"{header.get('version')!r}, expected {FORMAT!r} {VERSION}")
+            with np.load(d / "weights.npz", allow_pickle=False) as z:
+                idx, val = z["index"], z["value"]
+            actions = np.array(header["actions"], dtype=np.int64).reshape(-1, 2)
+            W = np.zeros(header["n_rows"] * len(actions), dtype=np.float32)
+            W[idx] = val.astype(np.float32)
+            W = W.reshape(header["n_rows"], len(actions))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ModelError(Errors.E050.format(path=d, reason=exc)) from exc
+        meta = {k: v for k, v in header.items()
+                if k not in ("labels", "actions", "templates", "n_rows", "weights")}
+        return cls(list(header["labels"]), actions[:, 0].copy(), actions[:, 1].copy(),
+                   list(header["templates"]), W, meta)
+
+
+def load(directory: str | Path) -> TransitionModel:
+    """Load a transition model directory and compile its kernels on a 2-word sentence
+    (so the first request does not pay numba's start-up)."""
+    model = TransitionModel.load(directory)
+    enc = encode(["a", "b"], None, ["X", "X"], ["X", "X"])
+    model.parse_encoded(enc.attrs, beam=2, margin=MARGIN_DEFAULT)
+    return model
+
+
+def budget_values(budget: dict | None) -> tuple[int, float]:
+    """Validated (beam, margin) of a request budget; BudgetError otherwise."""
+    from ..graph.decoders import BudgetError  # the service's one budget error
+
+    budget = budget or {}
+    beam = budget.get("beam", BEAM_DEFAULT)
+    lo, hi = BEAM_LIMITS
+    if isinstance(beam, bool) or not isinstance(beam, (int, np.integer)) or not lo <= beam <= hi:
+        raise BudgetError(f"beam must be an integer in [{lo}, {hi}], got {beam!r}")
+    margin = budget.get("margin", MARGIN_DEFAULT)
+    lo_m, hi_m = MARGIN_LIMITS
+    if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)) \
+            or not lo_m <= margin <= hi_m:
+        raise BudgetError(f"margin must be a number in [{lo_m:g}, {hi_m:g}], got {margin!r}")
+    return int(beam), float(margin)
+
+
+def decode(model: TransitionModel, forms: Sequence[str], lemmas: Sequence[str] | None,
+           upos: Sequence[str], xpos: Sequence[str], budget: dict | None = None):
+    """Parse one sentence: (heads list [h1..hn], deprels list, score, stats)."""
+    beam, margin = budget_values(budget)
+    if not forms:
+        return [], [], 0.0, {"transitions": 0, "branches": 0, "seconds": 0.0}
+    t0 = time.perf_counter()
+    enc = encode(forms, lemmas, upos, xpos)
+    heads, labs, score, stats = model.parse_encoded(enc.attrs, beam, margin)
+    stats["seconds"] = time.perf_counter() - t0
+    stats["beam"], stats["margin"] = beam, margin
+    return ([int(h) for h in heads[1:]], [model.labels[int(la)] for la in labs[1:]],
+            score, stats)

@@ -1,0 +1,179 @@
+"""Train a transition model: oracle examples, AdaGrad epochs, model selection on dev.
+
+`train()` is the plain function; `python -m models.transition.train` the thin CLI.
+Examples come from the static oracle (`oracle.py`) on gold trees with the tags of
+the training file. Each epoch is evaluated on dev with greedy decoding (b = 1); the
+best epoch is kept. Bootstrapping (paper Algorithm 1) is not implemented yet.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from ..conllu import read_conllu
+from ..graph.encode import encode
+from .classifier import adagrad_epoch
+from .features import DEFAULT_TEMPLATES, N_POS, extract, parse_templates
+from .model import TransitionModel
+from .oracle import oracle_move, oracle_sequence
+from .system import LABELED, apply, new_state, valid_mask, J, N
+
+logger = logging.getLogger(__name__)
+
+
+def _encode(sent):
+    w = sent.words
+    return encode([x.form for x in w], [x.lemma for x in w], [x.upos for x in w],
+                  [x.xpos for x in w]).attrs
+
+
+@njit(cache=True)
+def _examples(gh, gl, attrs, table, n_rows, atype, alabel, aindex, root_label, X, y, V, start):
+    """Follow the oracle on one gold tree, writing features X[start:], gold action y,
+    valid masks V. aindex: int64 (7, L+1) action id of (type, label+1). Returns the end."""
+    n = gh.shape[0] - 1
+    st, sc = new_state(n)
+    pos = np.zeros(N_POS, np.int64)
+    rows = np.zeros(table.shape[0], np.int64)
+    m = start
+    while sc[J] <= sc[N]:
+        t, lab = oracle_move(st, sc, gh, gl)
+        extract(st, sc, attrs, table, n_rows, pos, rows)
+        X[m, :] = rows
+        valid_mask(st, sc, atype, alabel, root_label, V[m])
+        y[m] = aindex[t, lab + 1]
+        m += 1
+        apply(st, sc, t, lab)
+    return m
+
+
+def build_examples(sents, attrs_list, labels, atype, alabel, table, n_rows):
+    lab_id = {lab: i for i, lab in enumerate(labels)}
+    aindex = np.full((7, len(labels) + 1), -1, dtype=np.int64)
+    for a, (t, la) in enumerate(zip(atype, alabel)):
+        aindex[t, la + 1] = a
+    golds = []
+    total = 0
+    for s in sents:
+        gh = s.heads()
+        gl = np.array([-1] + [lab_id[d] for d in s.deprels()[1:]], dtype=np.int64)
+        golds.append((gh, gl))
+        total += len(oracle_sequence(gh, gl)[0])
+    X = np.zeros((total, table.shape[0]), dtype=np.int32)
+    y = np.zeros(total, dtype=np.int64)
+    V = np.zeros((total, len(atype)), dtype=np.bool_)
+    m = 0
+    root = labels.index("root")
+    for (gh, gl), attrs in zip(golds, attrs_list):
+        m = _examples(gh, gl, attrs, table, n_rows, atype, alabel, aindex, root, X, y, V, m)
+    assert m == total and (y >= 0).all()
+    return X, y, V
+
+
+def evaluate(model: TransitionModel, sents, attrs_list, beam=1, margin=0.88):
+    """(UAS, LAS, transitions per sentence, seconds) ignoring nothing (punctuation in)."""
+    correct_u = correct_l = total = trans = 0
+    t0 = time.perf_counter()
+    for s, attrs in zip(sents, attrs_list):
+        heads, labs, _, stats = model.parse_encoded(attrs, beam, margin)
+        gh = s.heads()
+        gd = s.deprels()
+        for i in range(1, len(gh)):
+            total += 1
+            if heads[i] == gh[i]:
+                correct_u += 1
+                if model.labels[labs[i]] == gd[i]:
+                    correct_l += 1
+        trans += stats["transitions"]
+    return (100.0 * correct_u / total, 100.0 * correct_l / total, trans / len(sents),
+            time.perf_counter() - t0)
+
+
+def train(train_path: str, dev_path: str | None, out_dir: str | None, *, epochs: int = 10,
+          n_rows: int = 1 << 20, alpha: float = 0.02, rho: float = 0.1, eps: float = 1e-3,
+          prune: float = 0.0, seed: int = 0, limit: int | None = None,
+          templates=DEFAULT_TEMPLATES, command: str = "") -> TransitionModel:
+    t0 = time.perf_counter()
+    sents = list(read_conllu(train_path))[:limit]
+    dev = list(read_conllu(dev_path)) if dev_path else []
+    labels = sorted({w.deprel for s in sents for w in s.words})
+    if "root" not in labels:
+        raise ValueError("training data has no root label")
+    lab_id = {lab: i for i, lab in enumerate(labels)}
+    seen = set()
+    for s in sents:
+        gh = s.heads()
+        gl = np.array([-1] + [lab_id[d] for d in s.deprels()[1:]], dtype=np.int64)
+        ty, la, _, _ = oracle_sequence(gh, gl)
+        seen.update((int(t), labels[int(x)]) for t, x in zip(ty, la) if LABELED[t])
+    from .system import action_table
+    atype, alabel = action_table(labels, seen)
+    table = parse_templates(templates)
+    attrs_tr = [_encode(s) for s in sents]
+    attrs_dev = [_encode(s) for s in dev]
+    X, y, V = build_examples(sents, attrs_tr, labels, atype, alabel, table, n_rows)
+    logger.info("%d sentences, %d examples, %d actions, %d templates (%.1fs)", len(sents),
+                len(y), len(atype), len(templates), time.perf_counter() - t0)
+    W = np.zeros((n_rows, len(atype)), dtype=np.float32)
+    G = np.zeros_like(W)
+    p = np.zeros(len(atype), np.float64)
+    rng = np.random.default_rng(seed)
+    data_hash = hashlib.sha256(Path(train_path).read_bytes()).hexdigest()[:16]
+    meta = {"training": {"command": command, "data": str(train_path), "data_sha256_16": data_hash,
+                         "sentences": len(sents), "epochs": epochs, "alpha": alpha, "rho": rho,
+                         "eps": eps, "tags": "gold", "bootstrapping": False}}
+    best, best_uas = None, -1.0
+    for ep in range(1, epochs + 1):
+        order = rng.permutation(len(y)).astype(np.int64)
+        te = time.perf_counter()
+        loss, correct = adagrad_epoch(W, G, X, y, V, order, alpha, rho, eps, p)
+        model = TransitionModel(labels, atype, alabel, list(templates), W, meta)
+        msg = (f"epoch {ep}: loss {loss / len(y):.4f} train acc {100 * correct / len(y):.2f}"
+               f" ({time.perf_counter() - te:.1f}s)")
+        if dev:
+            uas, las, tps, secs = evaluate(model, dev, attrs_dev)
+            msg += f" dev UAS {uas:.2f} LAS {las:.2f} ({secs:.1f}s)"
+            if uas > best_uas:
+                best_uas, best = uas, W.copy()
+                meta["training"]["best_epoch"] = ep
+                meta["training"]["dev_uas_greedy"] = round(uas, 2)
+                meta["training"]["dev_las_greedy"] = round(las, 2)
+        else:
+            best = W
+        logger.info(msg)
+    model = TransitionModel(labels, atype, alabel, list(templates), best, meta)
+    if out_dir:
+        model.save(out_dir, prune=prune)
+        logger.info("saved %s", out_dir)
+    return model
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="train the selectional-branching transition parser")
+    ap.add_argument("train")
+    ap.add_argument("--dev")
+    ap.add_argument("--out")
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--rows-log2", type=int, default=20)
+    ap.add_argument("--alpha", type=float, default=0.02)
+    ap.add_argument("--rho", type=float, default=0.1)
+    ap.add_argument("--eps", type=float, default=1e-3)
+    ap.add_argument("--prune", type=float, default=0.0)
+    ap.add_argument("--limit", type=int)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    train(args.train, args.dev, args.out, epochs=args.epochs, n_rows=1 << args.rows_log2,
+          alpha=args.alpha, rho=args.rho, eps=args.eps, prune=args.prune, limit=args.limit,
+          command="python -m models.transition.train " + " ".join(argv or sys.argv[1:]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
