@@ -19,6 +19,7 @@ from .confidence import (
     optima_confidence,
     sample_confidence,
 )
+from .decode_bgi import run_bgi
 from .decode_greedy import greedy_search
 from .decode_mst import decode_mst
 from .decode_sampling import PROPOSALS, sampling_search
@@ -194,10 +195,41 @@ def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
     return Decoded(res.heads, sc.score(res.heads), stats)
 
 
+# beam, swaps, alpha, beta tuned on an en_ewt dev subset (bench/graph/RESULTS_bgi.md)
+BGI_DEFAULTS = {"beam": 1, "swaps": 5, "alpha": 1.0, "beta": 0.0, "ensemble_with": None}
+BGI_ENSEMBLE = ("greedy",)
+
+
+def decode_bgi(sc: Scorer, budget: dict) -> Decoded:
+    """Greedy graph inference with partial-part predictions (Tchernowitz et al.
+    2016): Algorithm 2, a beam, `swaps` rounds of arc swaps and, with
+    `ensemble_with`, a bias toward that decoder's tree; see decode_bgi.py."""
+    d = BGI_DEFAULTS
+    beam = _int(budget, "beam", d["beam"], 1, 64)
+    swaps = _int(budget, "swaps", d["swaps"], 0, 1000)
+    alpha = _float(budget, "alpha", d["alpha"], 0.0, 100.0)
+    beta = budget.get("beta", d["beta"])
+    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= beta <= 1.0:
+        raise BudgetError(f"beta must be a number in [0, 1], got {beta!r}")
+    other = budget.get("ensemble_with", d["ensemble_with"])
+    if other is not None and other not in BGI_ENSEMBLE:
+        raise BudgetError(f"ensemble_with must be one of {', '.join(BGI_ENSEMBLE)}, "
+                          f"got {other!r}")
+    deadline = _deadline(budget)
+    t0 = time.perf_counter()
+    bias = DECODERS[other](sc, {}).heads if other is not None else None
+    heads, score, stats = run_bgi(sc, beam, swaps, alpha, float(beta), bias, deadline)
+    stats["ensemble_with"] = other
+    stats["seconds"] = time.perf_counter() - t0
+    return Decoded(heads, score, stats)
+
+
 DECODERS: dict[str, Callable[[Scorer, dict], Decoded]] = {
     "greedy": decode_greedy,
     "mst": decode_mst_exact,
     "sampling": decode_sampling,
+    "bgi": decode_bgi,
 }
 
 BUDGET_FIELDS: dict[str, tuple[str, ...]] = {
@@ -205,10 +237,12 @@ BUDGET_FIELDS: dict[str, tuple[str, ...]] = {
     "mst": ("deadline_ms",),
     "sampling": ("samples", "temperature", "cooling", "converge", "chains", "proposal", "seed",
                  "deadline_ms", "confidence"),
+    "bgi": ("beam", "swaps", "alpha", "beta", "ensemble_with", "deadline_ms"),
 }
 
 DECODER_DEFAULTS: dict[str, dict[str, Any]] = {
     "greedy": GREEDY_DEFAULTS,
     "mst": {},
     "sampling": SAMPLING_DEFAULTS,
+    "bgi": BGI_DEFAULTS,
 }

@@ -1,0 +1,300 @@
+"""Kernels of the BGI-PP decoder: part lists and the incremental gain/loss state.
+
+Tchernowitz, Yedidsion & Reichart (EMNLP 2016), Algorithm 2 and Appendix A.
+A part is read as the set of arcs it names (at most 3): ARC {h->m}; SIB
+(h, s, m) {h->s, h->m} (markers drop an arc); GRAND {g->h, h->m}; TRISIB
+{h->t, h->s, h->m}; GSIB {g->h, h->s, h->m}; BIGRAM {h1->m-1, h2->m}. A part
+is alive while none of its arcs is excluded; that siblings must be consecutive
+and valency parts are not arc sets, so both are left to the final scoring
+(swaps, beam choice), not to the construction.
+
+State of a partial tree T (arc id a = h * n1 + m):
+  G[a]   gain: sum over alive parts P containing a of w_P * prod of p_b over
+         P's other arcs b not in T
+  D[a] = p_a * G[a]: the mass lost if a is excluded
+  Din[m]      sum of D over available arcs into m
+  Csub[c, r]  sum of D over available arcs a->r, a in the component rooted at c
+  Droot       sum of D over available arcs 0->x
+loss(h->m) = Din[m] - D + Csub[m, root(h)] + [h == 0] (Droot - D): the arcs
+adding h->m excludes are the other heads of m, the arcs from m's component
+into the root of h's component (cycles) and, for h = 0, the other root arcs.
+A part through two excluded arcs is charged once per arc.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .features import (
+    MAX_FEATURES,
+    PART_BIGRAM,
+    PART_GRAND,
+    PART_GSIB,
+    PART_SIB_L,
+    PART_SIB_R,
+    PART_TRISIB,
+)
+from .scoring import part_score
+
+PART_ARC_ONLY = -1  # `ptype` of a plain arc part (weight read from S)
+
+
+@njit(cache=True)
+def _emit(k, fill, pt, a, b, c, d, a1, a2, a3, ptype, pabcd, parcs):
+    if fill:
+        ptype[k] = pt
+        pabcd[k, 0] = a; pabcd[k, 1] = b; pabcd[k, 2] = c; pabcd[k, 3] = d
+        parcs[k, 0] = a1; parcs[k, 1] = a2; parcs[k, 2] = a3
+    return k + 1
+
+
+@njit(cache=True)
+def _enum(allowed, order, fill, ptype, pabcd, parcs):
+    """Enumerate the parts over allowed arcs (count only unless fill); rows of
+    parcs are arc ids, -1 padded."""
+    n1 = allowed.shape[0]
+    k = 0
+    ch = np.empty(n1, np.int64)
+    for h in range(n1):
+        for side in range(2):
+            nc = 0
+            if side == 0:
+                c = h - 1
+                while c >= 1:
+                    if allowed[h, c]:
+                        ch[nc] = c; nc += 1
+                    c -= 1
+                sib = PART_SIB_L
+            else:
+                for c in range(h + 1, n1):
+                    if allowed[h, c]:
+                        ch[nc] = c; nc += 1
+                sib = PART_SIB_R
+            for i in range(nc):
+                ci = ch[i]
+                ai = h * n1 + ci
+                k = _emit(k, fill, PART_ARC_ONLY, h, ci, 0, 0, ai, -1, -1, ptype, pabcd, parcs)
+                if order >= 2:
+                    k = _emit(k, fill, sib, h, h, ci, 0, ai, -1, -1, ptype, pabcd, parcs)
+                    k = _emit(k, fill, sib, h, ci, h, 0, ai, -1, -1, ptype, pabcd, parcs)
+                    for j in range(i + 1, nc):
+                        aj = h * n1 + ch[j]
+                        k = _emit(k, fill, sib, h, ci, ch[j], 0, ai, aj, -1, ptype, pabcd, parcs)
+                    if h > 0:
+                        for g in range(n1):
+                            if g != ci and allowed[g, h]:
+                                k = _emit(k, fill, PART_GRAND, g, h, ci, 0, g * n1 + h, ai, -1,
+                                          ptype, pabcd, parcs)
+                if order >= 3:
+                    k = _emit(k, fill, PART_TRISIB, h, h, h, ci, ai, -1, -1, ptype, pabcd, parcs)
+                    for j in range(i + 1, nc):
+                        aj = h * n1 + ch[j]
+                        k = _emit(k, fill, PART_TRISIB, h, h, ci, ch[j], ai, aj, -1,
+                                  ptype, pabcd, parcs)
+                        for l in range(j + 1, nc):
+                            k = _emit(k, fill, PART_TRISIB, h, ci, ch[j], ch[l], ai, aj,
+                                      h * n1 + ch[l], ptype, pabcd, parcs)
+                    if h > 0:
+                        for g in range(n1):
+                            if g == ci or not allowed[g, h]:
+                                continue
+                            k = _emit(k, fill, PART_GSIB, g, h, h, ci, g * n1 + h, ai, -1,
+                                      ptype, pabcd, parcs)
+                            for j in range(i + 1, nc):
+                                if g != ch[j]:
+                                    k = _emit(k, fill, PART_GSIB, g, h, ci, ch[j], g * n1 + h,
+                                              ai, h * n1 + ch[j], ptype, pabcd, parcs)
+    if order >= 3:
+        for m in range(2, n1):
+            for h1 in range(n1):
+                if not allowed[h1, m - 1]:
+                    continue
+                for h2 in range(n1):
+                    if allowed[h2, m] and not (h1 == m and h2 == m - 1):
+                        k = _emit(k, fill, PART_BIGRAM, m, h1, h2, 0, h1 * n1 + m - 1,
+                                  h2 * n1 + m, -1, ptype, pabcd, parcs)
+    return k
+
+
+@njit(cache=True)
+def build_parts(allowed, order, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+                memo_fill):
+    """Parts over the allowed arcs: weights (float64 (P,)), arcs (int64 (P, 3)),
+    arity (int64 (P,)) and the arc -> parts index (CSR: aptr (n1*n1+1,), apart)."""
+    n1 = allowed.shape[0]
+    P = _enum(allowed, order, False, np.empty(0, np.int64), np.empty((0, 4), np.int64),
+              np.empty((0, 3), np.int64))
+    ptype = np.empty(P, np.int64)
+    pabcd = np.empty((P, 4), np.int64)
+    parcs = np.empty((P, 3), np.int64)
+    _enum(allowed, order, True, ptype, pabcd, parcs)
+    w = np.empty(P)
+    arity = np.zeros(P, np.int64)
+    buf = np.empty(MAX_FEATURES, dtype=np.uint64)
+    cnt = np.zeros(n1 * n1 + 1, np.int64)
+    for i in range(P):
+        if ptype[i] == PART_ARC_ONLY:
+            w[i] = S[pabcd[i, 0], pabcd[i, 1]]
+        else:
+            w[i] = part_score(ptype[i], pabcd[i, 0], pabcd[i, 1], pabcd[i, 2], pabcd[i, 3],
+                              attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+                              memo_fill, buf)
+        for j in range(3):
+            if parcs[i, j] >= 0:
+                arity[i] += 1
+                cnt[parcs[i, j] + 1] += 1
+    for a in range(n1 * n1):
+        cnt[a + 1] += cnt[a]
+    apart = np.empty(cnt[n1 * n1], np.int64)
+    pos = cnt[:-1].copy()
+    for i in range(P):
+        for j in range(3):
+            a = parcs[i, j]
+            if a >= 0:
+                apart[pos[a]] = i
+                pos[a] += 1
+    return w, parcs, arity, cnt, apart
+
+
+@njit(cache=True, _nrt=False)
+def _contrib(i, skip, w, parcs, intree, p):
+    """w_P * prod of p over P's arcs not in the tree, except arc `skip`."""
+    v = w[i]
+    for j in range(3):
+        b = parcs[i, j]
+        if b >= 0 and b != skip and not intree[b]:
+            v *= p[b]
+    return v
+
+
+@njit(cache=True, _nrt=False)
+def _bump(a, delta, n1, G, p, Din, Csub, Droot, comp):
+    """G[a] += delta and the D aggregates of available arc a with it."""
+    G[a] += delta
+    dd = p[a] * delta
+    h = a // n1
+    m = a - h * n1
+    Din[m] += dd
+    Csub[comp[h], m] += dd
+    if h == 0:
+        Droot[0] += dd
+
+
+@njit(cache=True, _nrt=False)
+def state_init(w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub, Droot, comp, head):
+    """Fill G and the aggregates of the empty partial tree (avail, intree, alive
+    set by the caller: avail = allowed arcs, nothing in the tree, all alive)."""
+    n1 = head.shape[0]
+    G[:] = 0.0
+    Din[:] = 0.0
+    Csub[:, :] = 0.0
+    Droot[0] = 0.0
+    for x in range(n1):
+        comp[x] = x
+        head[x] = -1
+    for a in range(n1 * n1):
+        if not avail[a]:
+            continue
+        g = 0.0
+        for q in range(aptr[a], aptr[a + 1]):
+            i = apart[q]
+            if alive[i]:
+                g += _contrib(i, a, w, parcs, intree, p)
+        _bump(a, g, n1, G, p, Din, Csub, Droot, comp)
+
+
+@njit(cache=True, _nrt=False)
+def state_values(beta, avail, G, p, Din, Csub, Droot, comp, v):
+    """v[a] = beta * loss - (1 - beta) * gain for available arcs, +inf otherwise."""
+    n1 = comp.shape[0]
+    for a in range(n1 * n1):
+        if not avail[a]:
+            v[a] = np.inf
+            continue
+        h = a // n1
+        m = a - h * n1
+        d = p[a] * G[a]
+        loss = Din[m] - d + Csub[m, comp[h]]
+        if h == 0:
+            loss += Droot[0] - d
+        v[a] = beta * loss - (1.0 - beta) * G[a]
+
+
+@njit(cache=True, _nrt=False)
+def _exclude(x, n1, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub, Droot, comp):
+    """Arc x leaves the available set: its D leaves the aggregates and the parts
+    through it die, taking their contributions from their other available arcs."""
+    avail[x] = False
+    d = p[x] * G[x]
+    h = x // n1
+    m = x - h * n1
+    Din[m] -= d
+    Csub[comp[h], m] -= d
+    if h == 0:
+        Droot[0] -= d
+    for q in range(aptr[x], aptr[x + 1]):
+        i = apart[q]
+        if not alive[i]:
+            continue
+        alive[i] = False
+        for j in range(3):
+            b = parcs[i, j]
+            if b >= 0 and b != x and avail[b]:
+                _bump(b, -_contrib(i, b, w, parcs, intree, p), n1, G, p, Din, Csub, Droot, comp)
+
+
+@njit(cache=True, _nrt=False)
+def state_add(e, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub, Droot, comp,
+              head):
+    """Add arc e = h -> m (m headless, root(h) != m) and update the state (Appendix A):
+    exclude the other heads of m, the arcs from m's component into root(h) and,
+    for h = 0, the other root arcs; re-weight the alive parts through e; merge
+    m's component into root(h)'s. Cost: the parts through the touched arcs, O(n)."""
+    n1 = head.shape[0]
+    h = e // n1
+    m = e - h * n1
+    r = comp[h]
+    if avail[e]:  # e leaves the available set without killing its parts
+        avail[e] = False
+        d = p[e] * G[e]
+        Din[m] -= d
+        Csub[r, m] -= d
+        if h == 0:
+            Droot[0] -= d
+    for x in range(n1):
+        a = x * n1 + m
+        if avail[a]:
+            _exclude(a, n1, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub,
+                     Droot, comp)
+    for y in range(n1):
+        if comp[y] == m:
+            a = y * n1 + r
+            if avail[a]:
+                _exclude(a, n1, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub,
+                         Droot, comp)
+    if h == 0:
+        for x in range(1, n1):
+            if avail[x]:
+                _exclude(x, n1, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub,
+                         Droot, comp)
+    for q in range(aptr[e], aptr[e + 1]):
+        i = apart[q]
+        if not alive[i]:
+            continue
+        for j in range(3):
+            b = parcs[i, j]
+            if b >= 0 and b != e and avail[b]:
+                intree[e] = False
+                old = _contrib(i, b, w, parcs, intree, p)
+                intree[e] = True
+                _bump(b, _contrib(i, b, w, parcs, intree, p) - old, n1, G, p, Din, Csub,
+                      Droot, comp)
+    intree[e] = True
+    for x in range(n1):
+        Csub[r, x] += Csub[m, x]
+        Csub[m, x] = 0.0
+    for x in range(n1):
+        if comp[x] == m:
+            comp[x] = r
+    Csub[r, r] = 0.0
+    head[m] = h

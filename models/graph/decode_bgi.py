@@ -1,0 +1,308 @@
+"""BGI-PP: greedy graph inference with partial-part predictions.
+
+Tchernowitz, Yedidsion & Reichart, "Effective Greedy Inference for
+Graph-based Non-Projective Dependency Parsing", EMNLP 2016.
+
+- Algorithm 2: the tree grows one arc at a time; an available arc e scores
+  v(e) = beta * loss(e) - (1 - beta) * gain(e) (see bgi_state.py for gain and
+  loss over partial parts, with arc probabilities p_e = softmax over heads of
+  alpha * W_e) and the arc of minimal v is added; the arcs it excludes leave.
+  Gain and loss are kept incrementally (Appendix A), not recomputed.
+- Beam (|B| partial trees, ranked by the sum of their arcs' v; the complete
+  trees are compared under the full model).
+- Post-search improvement (Section 6): `swaps` rounds of the best single arc
+  swap under the full model: m takes a new head h'; when h' is in m's subtree,
+  h' is re-hung on m's old head first (the second case of the paper).
+- Ensemble (Section 7): gamma_j is added to the weight of every part of order
+  j (j arcs) that lies in another decoder's tree before the search.
+
+Python runs the outer loop (steps, beam, deadline); one numba call per step
+scores every available arc (`state_values`) or adds one (`state_add`).
+Pruned arcs take no part in the search; if pruning leaves a partial tree no
+available arc, the best first-order arc that keeps a valid tree is added.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+
+import numpy as np
+from numba import njit
+
+from .bgi_state import build_parts, state_add, state_init, state_values
+from .features import MAX_FEATURES
+from .scoring import bigram_score, head_score, new_memo
+
+logger = logging.getLogger(__name__)
+
+# gamma_j of the ensemble for parts of 1, 2 and 3 arcs
+ENSEMBLE_GAMMA = (1.0, 0.5, 0.25)
+
+
+def arc_probs(S: np.ndarray, allowed: np.ndarray, alpha: float) -> np.ndarray:
+    """p[h * n1 + m] = softmax over allowed heads h of alpha * S[h, m] (float64, (n1*n1,))."""
+    n1 = S.shape[0]
+    X = np.where(allowed, alpha * np.where(np.isfinite(S), S, 0.0), -np.inf)
+    X[:, 0] = -np.inf
+    mx = X.max(axis=0)
+    mx = np.where(np.isfinite(mx), mx, 0.0)
+    E = np.exp(X - mx)
+    Z = E.sum(axis=0)
+    P = np.divide(E, Z, out=np.zeros_like(E), where=Z > 0)
+    return np.ascontiguousarray(P).reshape(n1 * n1)
+
+
+class BGIState:
+    """One partial tree and its incremental gain/loss bookkeeping."""
+
+    __slots__ = ("avail", "intree", "alive", "G", "Din", "Csub", "Droot", "comp", "head",
+                 "cost")
+
+    def copy(self) -> "BGIState":
+        s = BGIState.__new__(BGIState)
+        for k in self.__slots__:
+            v = getattr(self, k)
+            setattr(s, k, v.copy() if isinstance(v, np.ndarray) else v)
+        return s
+
+
+class BGIProblem:
+    """The parts of one sentence and their (possibly ensemble-biased) weights."""
+
+    def __init__(self, sc, alpha: float, bias_heads: np.ndarray | None = None,
+                 gamma: tuple[float, float, float] = ENSEMBLE_GAMMA):
+        n1 = sc.S.shape[0]
+        self.n1 = n1
+        self.allowed = np.ascontiguousarray(sc.allowed)
+        mk, mv, mf = new_memo(n1 - 1)
+        w, parcs, arity, aptr, apart = build_parts(
+            self.allowed, sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights,
+            np.uint64(sc.mask), mk, mv, mf)
+        if bias_heads is not None:
+            tree = np.zeros(n1 * n1 + 1, bool)  # last slot: the -1 padding
+            tree[-1] = True
+            tree[bias_heads[1:] * n1 + np.arange(1, n1)] = True
+            inside = tree[parcs].all(axis=1)
+            w = w + np.where(inside, np.asarray(gamma)[arity - 1], 0.0)
+        self.w, self.parcs, self.aptr, self.apart = w, parcs, aptr, apart
+        self.p = arc_probs(sc.S, self.allowed, alpha)
+        Q = sc.first_order if sc.first_order is not None else sc.S
+        self.fallback_scores = np.where(np.isfinite(Q), Q, -1e30)
+
+    def initial(self) -> BGIState:
+        n1 = self.n1
+        s = BGIState.__new__(BGIState)
+        s.avail = self.allowed.reshape(n1 * n1).copy()
+        s.avail[np.arange(n1) * n1] = False  # nothing enters the root
+        s.avail[np.arange(n1) * (n1 + 1)] = False
+        s.intree = np.zeros(n1 * n1, bool)
+        s.alive = np.ones(self.w.shape[0], bool)
+        s.G = np.zeros(n1 * n1)
+        s.Din = np.zeros(n1)
+        s.Csub = np.zeros((n1, n1))
+        s.Droot = np.zeros(1)
+        s.comp = np.zeros(n1, np.int64)
+        s.head = np.zeros(n1, np.int64)
+        s.cost = 0.0
+        # parts through an arc that can never be added are dead from the start
+        pad = self.parcs < 0
+        s.alive = (pad | s.avail[np.maximum(self.parcs, 0)]).all(axis=1)
+        state_init(self.w, self.parcs, self.aptr, self.apart, self.p, s.avail, s.intree,
+                   s.alive, s.G, s.Din, s.Csub, s.Droot, s.comp, s.head)
+        return s
+
+    def values(self, s: BGIState, beta: float, out: np.ndarray) -> np.ndarray:
+        state_values(beta, s.avail, s.G, self.p, s.Din, s.Csub, s.Droot, s.comp, out)
+        return out
+
+    def add(self, s: BGIState, e: int) -> None:
+        state_add(e, self.w, self.parcs, self.aptr, self.apart, self.p, s.avail, s.intree,
+                  s.alive, s.G, s.Din, s.Csub, s.Droot, s.comp, s.head)
+
+    def fallback(self, s: BGIState) -> int:
+        """Best first-order arc keeping a valid partial tree (pruned arcs included)."""
+        n1 = self.n1
+        root_used = bool((s.head[1:] == 0).any())
+        best, arg = -np.inf, -1
+        for m in range(1, n1):
+            if s.head[m] != -1:
+                continue
+            for h in range(n1):
+                if h == m or s.comp[h] == m or (h == 0 and root_used):
+                    continue
+                if self.fallback_scores[h, m] > best:
+                    best, arg = self.fallback_scores[h, m], h * n1 + m
+        return arg
+
+
+def bgi_construct(prob: BGIProblem, beta: float, beam: int = 1,
+                  deadline: float | None = None) -> tuple[list[np.ndarray], bool]:
+    """Algorithm 2 with a beam: the complete trees of the final beam (best first
+    by summed v) and whether the deadline cut the beam to 1."""
+    n1 = prob.n1
+    states = [prob.initial()]
+    v = np.empty(n1 * n1)
+    hit = False
+    for _ in range(n1 - 1):
+        if deadline is not None and not hit and time.monotonic() > deadline:
+            hit, beam = True, 1
+            states = states[:1]
+        cands = []  # (cost, state index, arc)
+        for si, s in enumerate(states):
+            prob.values(s, beta, v)
+            if beam == 1:
+                e = int(np.argmin(v))
+                if np.isinf(v[e]):
+                    cands.append((s.cost, si, prob.fallback(s)))
+                else:
+                    cands.append((s.cost + float(v[e]), si, e))
+                continue
+            k = min(beam, v.shape[0])
+            top = np.argpartition(v, k - 1)[:k]
+            top = top[np.lexsort((top, v[top]))]
+            fin = [int(e) for e in top if np.isfinite(v[e])]
+            if not fin:
+                cands.append((s.cost, si, prob.fallback(s)))
+            for e in fin:
+                cands.append((s.cost + float(v[e]), si, e))
+        cands.sort()
+        cands = cands[:beam]
+        uses = Counter(si for _, si, _ in cands)
+        nxt = []
+        for cost, si, e in cands:
+            uses[si] -= 1
+            s = states[si] if uses[si] == 0 else states[si].copy()
+            prob.add(s, e)
+            s.cost = cost
+            nxt.append(s)
+        states = nxt
+    out = []
+    for s in states:
+        h = s.head.copy()
+        h[0] = -1
+        out.append(h)
+    return out, hit
+
+
+@njit(cache=True, _nrt=False)
+def _local(heads, hs, nh, bs, nb, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
+           parts, buf):
+    t = 0.0
+    for i in range(nh):
+        t += head_score(hs[i], heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
+                        parts, buf)
+    for i in range(nb):
+        t += bigram_score(bs[i], heads, order, attrs, upos_prefix, weights, mask, mk, mv, mf,
+                          buf)
+    return t
+
+
+@njit(cache=True, _nrt=False)
+def _push(arr, k, x):
+    for i in range(k):
+        if arr[i] == x:
+            return k
+    arr[k] = x
+    return k + 1
+
+
+@njit(cache=True, _nrt=False)
+def swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf, parts,
+               buf, hs, bs):
+    """Apply the best single arc swap (Section 6) to `heads` in place if it gains;
+    return the gain (0.0 if none). For m and new head h': if h' is in m's
+    subtree, h' first takes m's old head (re-hanging h' and its subtree).
+    Only trees with one root child are considered. hs, bs: int64 scratch (8,)."""
+    n1 = heads.shape[0]
+    best = 1e-9
+    bm = -1
+    bh = -1
+    nroot = 0
+    for x in range(1, n1):
+        if heads[x] == 0:
+            nroot += 1
+    for m in range(1, n1):
+        old = heads[m]
+        for h2 in range(n1):
+            if h2 == m or h2 == old or not allowed[h2, m]:
+                continue
+            # is h2 in m's subtree?
+            x = h2
+            inside = False
+            while x > 0:
+                if x == m:
+                    inside = True
+                    break
+                x = heads[x]
+            p2 = heads[h2] if h2 > 0 else -1
+            roots = nroot - (old == 0) + (h2 == 0)
+            if inside:
+                roots += (old == 0) - (p2 == 0)
+            if roots != 1:
+                continue
+            nh = 0
+            nb = 0
+            nh = _push(hs, nh, old); nh = _push(hs, nh, h2); nh = _push(hs, nh, m)
+            nb = _push(bs, nb, m); nb = _push(bs, nb, m + 1)
+            if inside:
+                nh = _push(hs, nh, p2)
+                nb = _push(bs, nb, h2); nb = _push(bs, nb, h2 + 1)
+            before = _local(heads, hs, nh, bs, nb, order, S, attrs, upos_prefix, weights, mask,
+                            mk, mv, mf, parts, buf)
+            heads[m] = h2
+            if inside:
+                heads[h2] = old
+            after = _local(heads, hs, nh, bs, nb, order, S, attrs, upos_prefix, weights, mask,
+                           mk, mv, mf, parts, buf)
+            heads[m] = old
+            if inside:
+                heads[h2] = p2
+            if after - before > best:
+                best = after - before
+                bm = m
+                bh = h2
+    if bm < 0:
+        return 0.0
+    x = bh
+    while x > 0:
+        if x == bm:
+            heads[bh] = heads[bm]
+            break
+        x = heads[x]
+    heads[bm] = bh
+    return best
+
+
+def improve(sc, heads: np.ndarray, swaps: int, deadline: float | None = None) -> tuple[int, bool]:
+    """Up to `swaps` rounds of `swap_round` on heads (in place); rounds used, deadline hit."""
+    n1 = heads.shape[0]
+    mk, mv, mf = new_memo(n1 - 1)
+    parts = np.empty((5 * n1 + 8, 5), np.int64)
+    buf = np.empty(MAX_FEATURES, np.uint64)
+    hs = np.empty(8, np.int64)
+    bs = np.empty(8, np.int64)
+    for r in range(swaps):
+        if deadline is not None and time.monotonic() > deadline:
+            return r, True
+        g = swap_round(heads, sc.allowed, sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights,
+                       np.uint64(sc.mask), mk, mv, mf, parts, buf, hs, bs)
+        if g <= 0.0:
+            return r, False
+    return swaps, False
+
+
+def run_bgi(sc, beam: int, swaps: int, alpha: float, beta: float,
+            bias_heads: np.ndarray | None = None, deadline: float | None = None
+            ) -> tuple[np.ndarray, float, dict]:
+    """BGI-PP (+ beam, + swaps, + ensemble bias): heads, full-model score, stats."""
+    t0 = time.perf_counter()
+    prob = BGIProblem(sc, alpha, bias_heads)
+    trees, hit = bgi_construct(prob, beta, beam, deadline)
+    scores = [sc.score(t) for t in trees]
+    best = int(np.argmax(scores))
+    heads = trees[best]
+    rounds, hit2 = improve(sc, heads, swaps, deadline) if swaps else (0, False)
+    stats = {"parts": int(prob.w.shape[0]), "beam_best": best, "swap_rounds": rounds,
+             "deadline_hit": hit or hit2, "seconds": time.perf_counter() - t0}
+    return heads, sc.score(heads), stats
