@@ -2,8 +2,8 @@
 
 On disk (a directory): `model.json`, a self-describing header (format version,
 transition system, labels, actions, templates, hash-table size, training command
-and data hash, decoder defaults), and `weights.npz`, the non-zero weights as flat
-indices (uint32) and float16 values, compressed. No pickle.
+and data hash, decoder defaults), and `weights.npz`, the non-zero weights as gaps between
+their sorted flat indices (uint32) and float16 values, compressed. No pickle.
 
 Serving API (what `worker/` imports): `load(directory)` and
 `decode(model, forms, lemmas, upos, xpos, budget) -> (heads, deprels, score, stats)`.
@@ -65,13 +65,16 @@ class TransitionModel:
         d.mkdir(parents=True, exist_ok=True)
         flat = self.W.ravel()
         idx = np.flatnonzero(np.abs(flat) > prune).astype(np.uint32)
-        np.savez_compressed(d / "weights.npz", index=idx, value=flat[idx].astype(np.float16))
+        # sorted flat indices stored as gaps: small numbers, which compress far better
+        gaps = np.diff(idx, prepend=np.uint32(0)).astype(np.uint32)
+        np.savez_compressed(d / "weights.npz", gaps=gaps, value=flat[idx].astype(np.float16))
         header = {
             "format": FORMAT, "version": VERSION, "system": SYSTEM,
             "labels": self.labels, "actions": [[int(t), int(la)] for t, la in
                                                zip(self.atype, self.alabel)],
             "templates": list(self.templates), "n_rows": int(self.n_rows),
-            "weights": {"stored": int(idx.size), "pruned_below": prune, "dtype": "float16"},
+            "weights": {"stored": int(idx.size), "pruned_below": prune, "dtype": "float16",
+                        "index": "gaps of sorted flat indices into (n_rows, n_actions)"},
             "decoder_defaults": {"beam": BEAM_DEFAULT, "margin": MARGIN_DEFAULT},
             **self.meta,
         }
@@ -86,7 +89,7 @@ class TransitionModel:
                 raise ValueError(f"format {header.get('format')!r} version "
                                  f"{header.get('version')!r}, expected {FORMAT!r} {VERSION}")
             with np.load(d / "weights.npz", allow_pickle=False) as z:
-                idx, val = z["index"], z["value"]
+                idx, val = np.cumsum(z["gaps"], dtype=np.int64), z["value"]
             actions = np.array(header["actions"], dtype=np.int64).reshape(-1, 2)
             W = np.zeros(header["n_rows"] * len(actions), dtype=np.float32)
             W[idx] = val.astype(np.float32)
