@@ -1,0 +1,102 @@
+"""Selectional branching on a small model trained here (300 EWT sentences), the model
+file round trip and the serving API (`load`, `decode`, budget validation)."""
+import json
+
+import numpy as np
+import pytest
+
+from models.conllu import read_conllu
+from models.errors import ModelError
+from models.graph.decoders import BudgetError
+from models.transition import model as tm
+from models.transition.decode import parse
+from models.transition.train import _encode, evaluate, train
+from models.tree import is_valid_tree, root_children
+
+
+@pytest.fixture(scope="module")
+def ewt(data_dir):
+    path = data_dir / "en_ewt" / "train.conllu"
+    if not path.exists():
+        pytest.skip("en_ewt not present")
+    return path
+
+
+@pytest.fixture(scope="module")
+def small(ewt, tmp_path_factory):
+    d = tmp_path_factory.mktemp("transition")
+    model = train(str(ewt), None, str(d), epochs=2, n_rows=1 << 16, alpha=0.05, limit=300)
+    sents = list(read_conllu(str(ewt)))[300:500]
+    return model, d, sents, [_encode(s) for s in sents]
+
+
+def test_beam_one_is_greedy_and_never_branches(small):
+    model, _, sents, attrs = small
+    for a in attrs[:50]:
+        heads, labels, score, stats = model.parse_encoded(a, beam=1, margin=1.0)
+        assert stats["branches"] == 0 and stats["best_sequence"] == 0
+        assert is_valid_tree(heads) and len(root_children(heads)) == 1
+        assert 0.0 < score <= 1.0
+
+
+def test_branching_never_lowers_the_winning_score(small):
+    model, _, sents, attrs = small
+    branched = 0
+    for a in attrs[:60]:
+        _, _, s1, st1 = model.parse_encoded(a, beam=1)
+        heads, labels, s8, st8 = model.parse_encoded(a, beam=8)
+        assert s8 >= s1 - 1e-12
+        assert st8["branches"] <= 7 and st8["transitions"] >= st1["transitions"]
+        assert st8["branches"] == min(7, st8["low_confidence"])
+        assert is_valid_tree(heads) and len(root_children(heads)) == 1
+        assert labels[root_children(heads)[0]] == model.root_label
+        branched += st8["branches"] > 0
+    assert branched > 10
+
+
+def test_margin_zero_branches_only_on_ties(small):
+    model, _, _, attrs = small
+    assert all(model.parse_encoded(a, beam=8, margin=0.0)[3]["branches"] == 0
+               for a in attrs[:20])
+
+
+def test_selectional_is_more_accurate_than_greedy_on_held_out(small):
+    model, _, sents, attrs = small
+    u1 = evaluate(model, sents, attrs, beam=1)[0]
+    u8 = evaluate(model, sents, attrs, beam=8)[0]
+    assert u1 > 60.0 and u8 >= u1 - 0.5
+
+
+def test_save_load_round_trip_parses_alike(small):
+    model, d, _, attrs = small
+    header = json.loads((d / "model.json").read_text())
+    assert header["format"] == "deptree-transition" and header["version"] == 1
+    assert header["templates"] == list(model.templates) and "root" in header["labels"]
+    loaded = tm.load(d)
+    for a in attrs[:30]:
+        x, y = model.parse_encoded(a, beam=4), loaded.parse_encoded(a, beam=4)
+        assert np.array_equal(x[0], y[0]) and np.array_equal(x[1], y[1])
+
+
+def test_decode_api_and_budget(small):
+    model, _, sents, _ = small
+    s = sents[0]
+    w = s.words
+    args = ([x.form for x in w], [x.lemma for x in w], [x.upos for x in w], [x.xpos for x in w])
+    heads, deprels, score, stats = tm.decode(model, *args, {"beam": 16, "margin": 0.5})
+    assert len(heads) == len(deprels) == len(w) and is_valid_tree([-1] + heads)
+    assert stats["beam"] == 16 and stats["margin"] == 0.5 and "transitions" in stats
+    assert deprels[heads.index(0)] == "root"
+    assert tm.decode(model, *args, None)[3]["beam"] == tm.BEAM_DEFAULT
+    for bad in ({"beam": 0}, {"beam": 65}, {"beam": 2.0}, {"beam": True}, {"margin": -0.1},
+                {"margin": 1.5}, {"margin": "x"}):
+        with pytest.raises(BudgetError):
+            tm.decode(model, *args, bad)
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(ModelError):
+        tm.load(tmp_path)
+    (tmp_path / "model.json").write_text(json.dumps({"format": "other", "version": 1}))
+    with pytest.raises(ModelError):
+        tm.load(tmp_path)
