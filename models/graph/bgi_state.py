@@ -39,8 +39,18 @@ from .scoring import part_score
 PART_ARC_ONLY = -1  # `ptype` of a plain arc part (weight read from S)
 
 
-@njit(cache=True)
-def _emit(k, fill, pt, a, b, c, d, a1, a2, a3, ptype, pabcd, parcs):
+@njit(cache=True, _nrt=False)
+def _emit(k, fill, pt, a, b, c, d, a1, a2, a3, ptype, pabcd, parcs, p, min_prob):
+    """Write one part (unless fill is False) if the product of its arcs'
+    probabilities reaches min_prob; return the new count."""
+    if min_prob > 0.0:
+        q = p[a1]
+        if a2 >= 0:
+            q *= p[a2]
+        if a3 >= 0:
+            q *= p[a3]
+        if q < min_prob:
+            return k
     if fill:
         ptype[k] = pt
         pabcd[k, 0] = a; pabcd[k, 1] = b; pabcd[k, 2] = c; pabcd[k, 3] = d
@@ -48,13 +58,13 @@ def _emit(k, fill, pt, a, b, c, d, a1, a2, a3, ptype, pabcd, parcs):
     return k + 1
 
 
-@njit(cache=True)
-def _enum(allowed, order, fill, ptype, pabcd, parcs):
+@njit(cache=True, _nrt=False)
+def _enum(allowed, order, fill, ptype, pabcd, parcs, p, min_prob, ch, markers):
     """Enumerate the parts over allowed arcs (count only unless fill); rows of
-    parcs are arc ids, -1 padded."""
+    parcs are arc ids, -1 padded. Plain arc parts are always kept; the others
+    only if their arcs' probability product (p flat, as arc ids) >= min_prob."""
     n1 = allowed.shape[0]
     k = 0
-    ch = np.empty(n1, np.int64)
     for h in range(n1):
         for side in range(2):
             nc = 0
@@ -73,37 +83,47 @@ def _enum(allowed, order, fill, ptype, pabcd, parcs):
             for i in range(nc):
                 ci = ch[i]
                 ai = h * n1 + ci
-                k = _emit(k, fill, PART_ARC_ONLY, h, ci, 0, 0, ai, -1, -1, ptype, pabcd, parcs)
+                k = _emit(k, fill, PART_ARC_ONLY, h, ci, 0, 0, ai, -1, -1, ptype, pabcd, parcs,
+                          p, 0.0)
                 if order >= 2:
-                    k = _emit(k, fill, sib, h, h, ci, 0, ai, -1, -1, ptype, pabcd, parcs)
-                    k = _emit(k, fill, sib, h, ci, h, 0, ai, -1, -1, ptype, pabcd, parcs)
+                    if markers:
+                        k = _emit(k, fill, sib, h, h, ci, 0, ai, -1, -1, ptype, pabcd, parcs, p,
+                                  min_prob)
+                        k = _emit(k, fill, sib, h, ci, h, 0, ai, -1, -1, ptype, pabcd, parcs, p,
+                                  min_prob)
                     for j in range(i + 1, nc):
                         aj = h * n1 + ch[j]
-                        k = _emit(k, fill, sib, h, ci, ch[j], 0, ai, aj, -1, ptype, pabcd, parcs)
+                        k = _emit(k, fill, sib, h, ci, ch[j], 0, ai, aj, -1, ptype, pabcd, parcs,
+                                  p, min_prob)
                     if h > 0:
                         for g in range(n1):
                             if g != ci and allowed[g, h]:
                                 k = _emit(k, fill, PART_GRAND, g, h, ci, 0, g * n1 + h, ai, -1,
-                                          ptype, pabcd, parcs)
+                                          ptype, pabcd, parcs, p, min_prob)
                 if order >= 3:
-                    k = _emit(k, fill, PART_TRISIB, h, h, h, ci, ai, -1, -1, ptype, pabcd, parcs)
+                    if markers:
+                        k = _emit(k, fill, PART_TRISIB, h, h, h, ci, ai, -1, -1, ptype, pabcd,
+                                  parcs, p, min_prob)
                     for j in range(i + 1, nc):
                         aj = h * n1 + ch[j]
-                        k = _emit(k, fill, PART_TRISIB, h, h, ci, ch[j], ai, aj, -1,
-                                  ptype, pabcd, parcs)
+                        if markers:
+                            k = _emit(k, fill, PART_TRISIB, h, h, ci, ch[j], ai, aj, -1,
+                                      ptype, pabcd, parcs, p, min_prob)
                         for l in range(j + 1, nc):
                             k = _emit(k, fill, PART_TRISIB, h, ci, ch[j], ch[l], ai, aj,
-                                      h * n1 + ch[l], ptype, pabcd, parcs)
+                                      h * n1 + ch[l], ptype, pabcd, parcs, p, min_prob)
                     if h > 0:
                         for g in range(n1):
                             if g == ci or not allowed[g, h]:
                                 continue
-                            k = _emit(k, fill, PART_GSIB, g, h, h, ci, g * n1 + h, ai, -1,
-                                      ptype, pabcd, parcs)
+                            if markers:
+                                k = _emit(k, fill, PART_GSIB, g, h, h, ci, g * n1 + h, ai,
+                                          -1, ptype, pabcd, parcs, p, min_prob)
                             for j in range(i + 1, nc):
                                 if g != ch[j]:
                                     k = _emit(k, fill, PART_GSIB, g, h, ci, ch[j], g * n1 + h,
-                                              ai, h * n1 + ch[j], ptype, pabcd, parcs)
+                                              ai, h * n1 + ch[j], ptype, pabcd, parcs, p,
+                                              min_prob)
     if order >= 3:
         for m in range(2, n1):
             for h1 in range(n1):
@@ -112,27 +132,14 @@ def _enum(allowed, order, fill, ptype, pabcd, parcs):
                 for h2 in range(n1):
                     if allowed[h2, m] and not (h1 == m and h2 == m - 1):
                         k = _emit(k, fill, PART_BIGRAM, m, h1, h2, 0, h1 * n1 + m - 1,
-                                  h2 * n1 + m, -1, ptype, pabcd, parcs)
+                                  h2 * n1 + m, -1, ptype, pabcd, parcs, p, min_prob)
     return k
 
 
-@njit(cache=True)
-def build_parts(allowed, order, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
-                memo_fill):
-    """Parts over the allowed arcs: weights (float64 (P,)), arcs (int64 (P, 3)),
-    arity (int64 (P,)) and the arc -> parts index (CSR: aptr (n1*n1+1,), apart)."""
-    n1 = allowed.shape[0]
-    P = _enum(allowed, order, False, np.empty(0, np.int64), np.empty((0, 4), np.int64),
-              np.empty((0, 3), np.int64))
-    ptype = np.empty(P, np.int64)
-    pabcd = np.empty((P, 4), np.int64)
-    parcs = np.empty((P, 3), np.int64)
-    _enum(allowed, order, True, ptype, pabcd, parcs)
-    w = np.empty(P)
-    arity = np.zeros(P, np.int64)
-    buf = np.empty(MAX_FEATURES, dtype=np.uint64)
-    cnt = np.zeros(n1 * n1 + 1, np.int64)
-    for i in range(P):
+@njit(cache=True, _nrt=False)
+def _score_parts(ptype, pabcd, parcs, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+                 memo_fill, w, arity, cnt, buf):
+    for i in range(ptype.shape[0]):
         if ptype[i] == PART_ARC_ONLY:
             w[i] = S[pabcd[i, 0], pabcd[i, 1]]
         else:
@@ -143,16 +150,45 @@ def build_parts(allowed, order, S, attrs, upos_prefix, weights, mask, memo_keys,
             if parcs[i, j] >= 0:
                 arity[i] += 1
                 cnt[parcs[i, j] + 1] += 1
-    for a in range(n1 * n1):
+    for a in range(cnt.shape[0] - 1):
         cnt[a + 1] += cnt[a]
-    apart = np.empty(cnt[n1 * n1], np.int64)
-    pos = cnt[:-1].copy()
-    for i in range(P):
+
+
+@njit(cache=True, _nrt=False)
+def _fill_index(parcs, pos, apart):
+    for i in range(parcs.shape[0]):
         for j in range(3):
             a = parcs[i, j]
             if a >= 0:
                 apart[pos[a]] = i
                 pos[a] += 1
+
+
+@njit(cache=True)
+def build_parts(allowed, order, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+                memo_fill, p, min_prob, markers):
+    """Parts over the allowed arcs: weights (float64 (P,)), arcs (int64 (P, 3)),
+    arity (int64 (P,)) and the arc -> parts index (CSR: aptr (n1*n1+1,), apart).
+    Higher-order parts whose arcs' probability product is below min_prob are
+    left out (0: all parts); markers False leaves out the parts with a
+    first/last-child marker. Allocates, then runs refcount-free kernels."""
+    n1 = allowed.shape[0]
+    ch = np.empty(n1, np.int64)
+    P = _enum(allowed, order, False, np.empty(0, np.int64), np.empty((0, 4), np.int64),
+              np.empty((0, 3), np.int64), p, min_prob, ch, markers)
+    ptype = np.empty(P, np.int64)
+    pabcd = np.empty((P, 4), np.int64)
+    parcs = np.empty((P, 3), np.int64)
+    _enum(allowed, order, True, ptype, pabcd, parcs, p, min_prob, ch, markers)
+    w = np.empty(P)
+    arity = np.zeros(P, np.int64)
+    buf = np.empty(MAX_FEATURES, dtype=np.uint64)
+    cnt = np.zeros(n1 * n1 + 1, np.int64)
+    _score_parts(ptype, pabcd, parcs, S, attrs, upos_prefix, weights, mask, memo_keys,
+                 memo_vals, memo_fill, w, arity, cnt, buf)
+    apart = np.empty(cnt[n1 * n1], np.int64)
+    pos = cnt[:-1].copy()
+    _fill_index(parcs, pos, apart)
     return w, parcs, arity, cnt, apart
 
 

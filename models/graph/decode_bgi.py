@@ -8,8 +8,8 @@ Graph-based Non-Projective Dependency Parsing", EMNLP 2016.
   loss over partial parts, with arc probabilities p_e = softmax over heads of
   alpha * W_e) and the arc of minimal v is added; the arcs it excludes leave.
   Gain and loss are kept incrementally (Appendix A), not recomputed.
-- Beam (|B| partial trees, ranked by the sum of their arcs' v; the complete
-  trees are compared under the full model).
+- Beam (|B| partial trees, ranked by the sum of their arcs' v; each complete
+  tree is improved by the swaps, then they are compared under the full model).
 - Post-search improvement (Section 6): `swaps` rounds of the best single arc
   swap under the full model: m takes a new head h'; when h' is in m's subtree,
   h' is re-hung on m's old head first (the second case of the paper).
@@ -38,6 +38,11 @@ logger = logging.getLogger(__name__)
 
 # gamma_j of the ensemble for parts of 1, 2 and 3 arcs
 ENSEMBLE_GAMMA = (1.0, 0.5, 0.25)
+# higher-order parts whose arcs' probability product is below this are not
+# built: scoring a part's features (~0.7 us) is most of BGI-PP's time
+MIN_PART_PROB = 0.01
+# build the parts with a first/last-child marker (they count for every child)
+MARKERS = True
 
 
 def arc_probs(S: np.ndarray, allowed: np.ndarray, alpha: float) -> np.ndarray:
@@ -71,22 +76,24 @@ class BGIProblem:
     """The parts of one sentence and their (possibly ensemble-biased) weights."""
 
     def __init__(self, sc, alpha: float, bias_heads: np.ndarray | None = None,
-                 gamma: tuple[float, float, float] = ENSEMBLE_GAMMA):
+                 gamma: tuple[float, float, float] | None = None,
+                 min_part_prob: float = 0.0, markers: bool = True):
         n1 = sc.S.shape[0]
         self.n1 = n1
         self.allowed = np.ascontiguousarray(sc.allowed)
         mk, mv, mf = new_memo(n1 - 1)
+        self.p = arc_probs(sc.S, self.allowed, alpha)
         w, parcs, arity, aptr, apart = build_parts(
             self.allowed, sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights,
-            np.uint64(sc.mask), mk, mv, mf)
+            np.uint64(sc.mask), mk, mv, mf, self.p, min_part_prob, markers)
         if bias_heads is not None:
             tree = np.zeros(n1 * n1 + 1, bool)  # last slot: the -1 padding
             tree[-1] = True
             tree[bias_heads[1:] * n1 + np.arange(1, n1)] = True
             inside = tree[parcs].all(axis=1)
+            gamma = ENSEMBLE_GAMMA if gamma is None else gamma
             w = w + np.where(inside, np.asarray(gamma)[arity - 1], 0.0)
         self.w, self.parcs, self.aptr, self.apart = w, parcs, aptr, apart
-        self.p = arc_probs(sc.S, self.allowed, alpha)
         Q = sc.first_order if sc.first_order is not None else sc.S
         self.fallback_scores = np.where(np.isfinite(Q), Q, -1e30)
 
@@ -293,16 +300,23 @@ def improve(sc, heads: np.ndarray, swaps: int, deadline: float | None = None) ->
 
 
 def run_bgi(sc, beam: int, swaps: int, alpha: float, beta: float,
-            bias_heads: np.ndarray | None = None, deadline: float | None = None
+            bias_heads: np.ndarray | None = None, deadline: float | None = None,
+            min_part_prob: float = MIN_PART_PROB, markers: bool | None = None,
+            gamma: tuple[float, float, float] | None = None
             ) -> tuple[np.ndarray, float, dict]:
     """BGI-PP (+ beam, + swaps, + ensemble bias): heads, full-model score, stats."""
     t0 = time.perf_counter()
-    prob = BGIProblem(sc, alpha, bias_heads)
+    prob = BGIProblem(sc, alpha, bias_heads, gamma, min_part_prob,
+                      MARKERS if markers is None else markers)
     trees, hit = bgi_construct(prob, beta, beam, deadline)
+    rounds, hit2 = 0, False
+    for t in trees:  # every tree of the final beam is improved, the best one wins
+        if swaps and not hit2:
+            r, hit2 = improve(sc, t, swaps, deadline)
+            rounds = max(rounds, r)
     scores = [sc.score(t) for t in trees]
     best = int(np.argmax(scores))
     heads = trees[best]
-    rounds, hit2 = improve(sc, heads, swaps, deadline) if swaps else (0, False)
     stats = {"parts": int(prob.w.shape[0]), "beam_best": best, "swap_rounds": rounds,
              "deadline_hit": hit or hit2, "seconds": time.perf_counter() - t0}
     return heads, sc.score(heads), stats

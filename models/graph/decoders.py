@@ -196,7 +196,7 @@ def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
 
 
 # beam, swaps, alpha, beta tuned on an en_ewt dev subset (bench/graph/RESULTS_bgi.md)
-BGI_DEFAULTS = {"beam": 1, "swaps": 5, "alpha": 1.0, "beta": 0.0, "ensemble_with": None}
+BGI_DEFAULTS = {"beam": 1, "swaps": 20, "alpha": 2.0, "beta": 0.3, "ensemble_with": None}
 BGI_ENSEMBLE = ("greedy",)
 
 

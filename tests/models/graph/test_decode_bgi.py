@@ -117,7 +117,8 @@ def test_incremental_gain_loss_equals_scratch_every_step(rng, order):
         allowed = all_arcs(n) if trial % 2 else _random_allowed(rng, n)
         sc = _scorer(rng, n, order, allowed)
         beta = float(rng.random())
-        prob = BGIProblem(sc, alpha=float(rng.uniform(0.2, 2.0)))
+        prob = BGIProblem(sc, alpha=float(rng.uniform(0.2, 2.0)),
+                          min_part_prob=0.0 if trial % 3 else 0.02, markers=trial % 4 != 1)
         st = prob.initial()
         v = np.empty(prob.n1 ** 2)
         for _ in range(n):
@@ -202,7 +203,11 @@ def test_beam_returns_best_of_its_trees(rng):
         prob = BGIProblem(sc, 1.0)
         trees, _ = bgi_construct(prob, 0.2, beam=4)
         assert 1 <= len(trees) <= 4 and all(is_valid_tree(t) for t in trees)
-        heads, score, stats = run_bgi(sc, 4, 0, 1.0, 0.2)
+        heads, score, stats = run_bgi(sc, 4, 0, 1.0, 0.2, min_part_prob=0.0)
+        assert score == pytest.approx(max(sc.score(t) for t in trees))
+        for t in trees:
+            improve(sc, t, 50)
+        heads, score, stats = run_bgi(sc, 4, 50, 1.0, 0.2, min_part_prob=0.0)
         assert score == pytest.approx(max(sc.score(t) for t in trees))
 
 
