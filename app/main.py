@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from . import metrics
-from .api.routes import health, models, parse, process
+from .api.routes import health, models, parse, process, ui
 from .cache import make_cache
 from .core.config import Settings, get_settings
 from .dispatch import make_dispatcher
@@ -50,7 +50,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_handlers(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware)
-    for r in (parse.router, process.router, models.router, health.router):
+    for r in (parse.router, process.router, models.router, health.router, ui.router):
         app.include_router(r)
     return app
 

@@ -1,0 +1,171 @@
+"""The tree viewer at `/` driven in headless Chromium against a real `deptree serve`.
+
+Debian's `chromium` through Playwright's Python package (`executable_path`, no
+browser download; .ci/run installs both). The page is checked against the
+answers of the API itself: one arc per token with the API's heads and labels, the
+UPOS under each word, greedy's per-arc confidence on the arcs, the arcs where
+greedy and mst disagree highlighted, the SVG and CoNLL-U downloads, and API
+errors (a sentence over the token limit, restarts over the cap) shown as a
+message. Screenshots go to tests/artifacts/ (git-ignored).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (.ci/run)")
+
+CHROMIUM = os.environ.get("DEPTREE_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync"]
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+# greedy and mst disagree on this one (10 of 21 arcs with the shipped en_ewt)
+SENTENCE = ("Time flies like an arrow and fruit flies like a banana while the committee that "
+            "the mayor appointed argued about it.")
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture
+def page(server, tmp_path):
+    """A fresh headless Chromium (own profile) on the viewer; fails on any request that
+    leaves the service and on any script error."""
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        pytest.skip(f"no Chromium at {CHROMIUM} (.ci/run installs Debian's chromium)")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    foreign, errors = [], []
+    with sync_api.sync_playwright() as pw:
+        ctx = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=ARGS,
+            viewport={"width": 1600, "height": 1000}, accept_downloads=True)
+        pg = ctx.pages[0] if ctx.pages else ctx.new_page()
+        pg.on("request", lambda r: None if r.url.startswith((server.url, "blob:", "data:"))
+              else foreign.append(r.url))
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(server.url + "/")
+        pg.wait_for_function("document.querySelectorAll('#decoder-a option').length > 0")
+        try:
+            yield pg
+        finally:
+            ctx.close()
+    assert not foreign, f"the page fetched from outside the service: {foreign}"
+    assert not errors, f"script errors: {errors}"
+
+
+def parse_api(server, decoder: str, **budget) -> dict:
+    with server.client() as c:
+        r = c.post("/parse", json={"sentences": [SENTENCE], "decoder": decoder, **budget})
+        assert r.status_code == 200, r.text
+        return r.json()["sentences"][0]
+
+
+def arcs_of(pane) -> list[dict]:
+    return pane.eval_on_selector_all("svg.tree g.arc", """gs => gs.map(g => ({
+        dep: +g.dataset.dep, head: +g.dataset.head, label: g.dataset.label,
+        text: g.querySelector('.arc-label').textContent, diff: g.classList.contains('diff'),
+        confidence: g.dataset.confidence === undefined ? null : +g.dataset.confidence}))""")
+
+
+def text_of(pane, selector: str) -> str:
+    return pane.query_selector(selector).inner_text()
+
+
+def run(page, decoder_a: str, decoder_b: str, text: str = SENTENCE) -> None:
+    page.fill("#sentences", text)
+    page.select_option("#decoder-a", decoder_a)
+    page.select_option("#decoder-b", label="(none)") if not decoder_b else \
+        page.select_option("#decoder-b", decoder_b)
+    page.click("#parse")
+
+
+def test_two_decoders_drawn_with_differences_highlighted(server, page, tmp_path):
+    greedy = parse_api(server, "greedy", confidence=True)
+    mst = parse_api(server, "mst")
+    run(page, "greedy", "mst")
+    page.wait_for_selector(".sentence .pane svg.tree")
+    assert page.is_hidden("#error")
+    differ = {a["id"] for a, b in zip(greedy["tokens"], mst["tokens"])
+              if (a["head"], a["deprel"]) != (b["head"], b["deprel"])}
+    assert differ, "pick a sentence on which greedy and mst disagree"
+
+    panes = page.query_selector_all(".sentence .pane")
+    assert [p.get_attribute("data-decoder") for p in panes] == ["greedy", "mst"]
+    for pane, api in zip(panes, (greedy, mst)):
+        arcs = arcs_of(pane)
+        toks = api["tokens"]
+        assert len(arcs) == len(toks)                       # one arc per word, root included
+        assert [(a["dep"], a["head"], a["label"], a["text"]) for a in arcs] == \
+            [(t["id"], t["head"], t["deprel"], t["deprel"]) for t in toks]
+        assert pane.eval_on_selector_all("svg.tree .word .form", "ts => ts.map(t => t.textContent)") \
+            == [t["form"] for t in toks]
+        assert pane.eval_on_selector_all("svg.tree .word .pos", "ts => ts.map(t => t.textContent)") \
+            == [t["upos"] for t in toks]
+        assert {a["dep"] for a in arcs if a["diff"]} == differ
+        assert f"{len(differ)} arc(s) differ" in text_of(pane, ".diff-summary")
+        assert "score" in text_of(pane, ".stats") and "seconds / token" in text_of(pane, ".stats")
+    # greedy's confidence on its arcs (as opacity); mst reports none
+    conf = [a["confidence"] for a in arcs_of(panes[0])]
+    assert conf == pytest.approx(greedy["stats"]["confidence"], abs=1e-3)
+    assert all(a["confidence"] is None for a in arcs_of(panes[1]))
+    assert "restarts used" in text_of(panes[0], ".stats")
+    assert f"{len(differ)} arc(s) differ" in page.inner_text("#status")
+    page.screenshot(path=str(ARTIFACTS / "viewer.png"), full_page=True)
+
+    # exports: the SVG as drawn, the CoNLL-U as the API writes it
+    with page.expect_download() as dl:
+        panes[0].query_selector("text=Download SVG").click()
+    svg = ElementTree.parse(dl.value.path()).getroot()
+    groups = [g for g in svg.iter(SVG + "g") if "arc" in g.get("class", "").split()]
+    assert [g.get("data-label") for g in groups] == [t["deprel"] for t in greedy["tokens"]]
+    with page.expect_download() as dl:
+        page.click("text=Download CoNLL-U (B: mst)")
+    with server.client() as c:
+        want = c.post("/parse", json={"sentences": [SENTENCE], "decoder": "mst",
+                                      "output": "conllu"}).text
+    assert Path(dl.value.path()).read_text(encoding="utf-8") == want
+
+
+def test_api_errors_shown_as_a_message(server, page):
+    long = " ".join(f"word{i}" for i in range(300))
+    page.fill("#sentences", long)
+    page.focus("#sentences")
+    page.keyboard.press("Control+Enter")                    # keyboard submits
+    page.wait_for_selector("#error:not([hidden])")
+    msg = page.inner_text("#error")
+    assert "max_tokens_per_sentence" in msg and "too_many_tokens" in msg
+    assert page.query_selector_all(".sentence") == []
+    page.screenshot(path=str(ARTIFACTS / "viewer-error.png"), full_page=True)
+
+    page.fill("#sentences", SENTENCE)
+    page.select_option("#decoder-a", "greedy")
+    page.fill("#budget-a-restarts", "1000000")
+    page.click("#parse")
+    page.wait_for_function("document.querySelector('#error').textContent.includes('max_restarts')")
+    assert "budget_limit" in page.inner_text("#error")
+
+    page.fill("#budget-a-restarts", "10")                   # fixed: the error goes away
+    page.click("#parse")
+    page.wait_for_selector(".sentence svg.tree")
+    assert page.is_hidden("#error")
+
+
+def test_long_sentence_scrolls_and_page_reflows(server, page):
+    """At a narrow window (a 1280 px screen at 200% zoom) the form reflows without a
+    horizontal page scroll bar; a long tree scrolls inside its own focusable region."""
+    page.set_viewport_size({"width": 640, "height": 900})
+    words = ("the committee that the mayor appointed argued about the budget while many "
+             "people walked slowly into green fields ")
+    run(page, "mst", "", words * 4 + ".")
+    page.wait_for_selector(".sentence svg.tree")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    scroller = page.query_selector(".scroller")
+    assert scroller.evaluate("s => s.scrollWidth > s.clientWidth")
+    assert scroller.get_attribute("tabindex") == "0"
+    scroller.focus()
+    for _ in range(5):                                      # arrow keys scroll the tree
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function("document.querySelector('.scroller').scrollLeft > 0", timeout=5000)
+    page.screenshot(path=str(ARTIFACTS / "viewer-narrow.png"), full_page=True)
