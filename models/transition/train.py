@@ -23,7 +23,10 @@ from .classifier import adagrad_epoch
 from .features import DEFAULT_TEMPLATES, N_POS, extract, parse_templates
 from .model import TransitionModel
 from .oracle import oracle_move, oracle_sequence
-from .system import LABELED, apply, new_state, valid_mask, J, N
+from .system import (LABELED, LEFT_PASS, NO_PASS, RIGHT_PASS, J, N, action_table, apply,
+                     new_state, valid_mask)
+
+PASS_TYPES = (LEFT_PASS, RIGHT_PASS, NO_PASS)
 
 logger = logging.getLogger(__name__)
 
@@ -96,25 +99,40 @@ def evaluate(model: TransitionModel, sents, attrs_list, beam=1, margin=0.88):
             time.perf_counter() - t0)
 
 
-def train(train_path: str, dev_path: str | None, out_dir: str | None, *, epochs: int = 10,
+def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
           n_rows: int = 1 << 20, alpha: float = 0.02, rho: float = 0.1, eps: float = 1e-3,
           prune: float = 0.0, seed: int = 0, limit: int | None = None,
-          templates=DEFAULT_TEMPLATES, command: str = "") -> TransitionModel:
+          templates=DEFAULT_TEMPLATES, passes: bool = True,
+          command: str = "") -> TransitionModel:
+    """Train on a CoNLL-U file (or a list of Sentences), select the epoch on dev (path
+    or list; None: keep the last). passes=False drops the *-PASS moves (the arc-eager
+    part alone, projective): trees whose oracle needs a PASS are left out of training."""
     t0 = time.perf_counter()
-    sents = list(read_conllu(train_path))[:limit]
-    dev = list(read_conllu(dev_path)) if dev_path else []
+    sents = (list(read_conllu(train_path)) if isinstance(train_path, (str, Path))
+             else list(train_path))[:limit]
+    dev = (list(read_conllu(dev_path)) if isinstance(dev_path, (str, Path))
+           else list(dev_path or []))
     labels = sorted({w.deprel for s in sents for w in s.words})
     if "root" not in labels:
         raise ValueError("training data has no root label")
     lab_id = {lab: i for i, lab in enumerate(labels)}
     seen = set()
+    keep = []
     for s in sents:
         gh = s.heads()
         gl = np.array([-1] + [lab_id[d] for d in s.deprels()[1:]], dtype=np.int64)
         ty, la, _, _ = oracle_sequence(gh, gl)
+        if not passes and np.isin(ty, PASS_TYPES).any():
+            continue
+        keep.append(s)
         seen.update((int(t), labels[int(x)]) for t, x in zip(ty, la) if LABELED[t])
-    from .system import action_table
+    if len(keep) < len(sents):
+        logger.info("without PASS moves: %d of %d training trees left out", len(sents) - len(keep),
+                    len(sents))
+    sents = keep
     atype, alabel = action_table(labels, seen)
+    if not passes:
+        atype, alabel = atype[~np.isin(atype, PASS_TYPES)], alabel[~np.isin(atype, PASS_TYPES)]
     table = parse_templates(templates)
     attrs_tr = [_encode(s) for s in sents]
     attrs_dev = [_encode(s) for s in dev]
@@ -125,10 +143,12 @@ def train(train_path: str, dev_path: str | None, out_dir: str | None, *, epochs:
     G = np.zeros_like(W)
     p = np.zeros(len(atype), np.float64)
     rng = np.random.default_rng(seed)
-    data_hash = hashlib.sha256(Path(train_path).read_bytes()).hexdigest()[:16]
-    meta = {"training": {"command": command, "data": str(train_path), "data_sha256_16": data_hash,
+    data_hash = (hashlib.sha256(Path(train_path).read_bytes()).hexdigest()[:16]
+                 if isinstance(train_path, (str, Path)) else None)
+    meta = {"training": {"command": command, "data": str(train_path) if data_hash else "<sentences>", "data_sha256_16": data_hash,
                          "sentences": len(sents), "epochs": epochs, "alpha": alpha, "rho": rho,
-                         "eps": eps, "tags": "gold", "bootstrapping": False}}
+                         "eps": eps, "tags": "gold", "bootstrapping": False,
+                         "passes": passes}}
     best, best_uas = None, -1.0
     for ep in range(1, epochs + 1):
         order = rng.permutation(len(y)).astype(np.int64)
