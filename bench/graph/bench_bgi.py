@@ -48,7 +48,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=("table", "tune"))
     ap.add_argument("--limit", type=int, default=300)
-    ap.add_argument("--swaps", type=int, default=5)
+    ap.add_argument("--swaps", type=int, default=20)
     ap.add_argument("--beam", type=int, default=4)
     args = ap.parse_args()
     model = Pipeline.load("en_ewt").graph

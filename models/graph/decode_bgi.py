@@ -81,7 +81,7 @@ class BGIProblem:
         n1 = sc.S.shape[0]
         self.n1 = n1
         self.allowed = np.ascontiguousarray(sc.allowed)
-        mk, mv, mf = new_memo(n1 - 1)
+        mk, mv, mf = self.memo = new_memo(n1 - 1)  # kept: the swaps reuse the part scores
         self.p = arc_probs(sc.S, self.allowed, alpha)
         w, parcs, arity, aptr, apart = build_parts(
             self.allowed, sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights,
@@ -216,12 +216,19 @@ def _push(arr, k, x):
 
 @njit(cache=True, _nrt=False)
 def swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf, parts,
-               buf, hs, bs):
+               buf, hs, bs, cur):
     """Apply the best single arc swap (Section 6) to `heads` in place if it gains;
     return the gain (0.0 if none). For m and new head h': if h' is in m's
     subtree, h' first takes m's old head (re-hanging h' and its subtree).
-    Only trees with one root child are considered. hs, bs: int64 scratch (8,)."""
+    Only trees with one root child are considered. hs, bs: int64 scratch (8,);
+    cur: float64 scratch (2 * n1 + 1,) for the current head and bigram terms."""
     n1 = heads.shape[0]
+    for x in range(n1):
+        cur[x] = head_score(x, heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
+                            parts, buf)
+    for x in range(n1 + 1):
+        cur[n1 + x] = bigram_score(x, heads, order, attrs, upos_prefix, weights, mask, mk, mv,
+                                   mf, buf)
     best = 1e-9
     bm = -1
     bh = -1
@@ -255,8 +262,11 @@ def swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, 
             if inside:
                 nh = _push(hs, nh, p2)
                 nb = _push(bs, nb, h2); nb = _push(bs, nb, h2 + 1)
-            before = _local(heads, hs, nh, bs, nb, order, S, attrs, upos_prefix, weights, mask,
-                            mk, mv, mf, parts, buf)
+            before = 0.0
+            for i in range(nh):
+                before += cur[hs[i]]
+            for i in range(nb):
+                before += cur[n1 + bs[i]]
             heads[m] = h2
             if inside:
                 heads[h2] = old
@@ -281,19 +291,25 @@ def swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, 
     return best
 
 
-def improve(sc, heads: np.ndarray, swaps: int, deadline: float | None = None) -> tuple[int, bool]:
-    """Up to `swaps` rounds of `swap_round` on heads (in place); rounds used, deadline hit."""
+def improve(sc, heads: np.ndarray, swaps: int, deadline: float | None = None,
+            memo: tuple | None = None) -> tuple[int, bool]:
+    """Up to `swaps` rounds of `swap_round` on heads (in place); rounds used, deadline hit.
+    memo: the sentence's part-score memo (new_memo) to reuse, if any."""
     n1 = heads.shape[0]
-    mk, mv, mf = new_memo(n1 - 1)
+    mk, mv, mf = new_memo(n1 - 1) if memo is None else memo
     parts = np.empty((5 * n1 + 8, 5), np.int64)
     buf = np.empty(MAX_FEATURES, np.uint64)
     hs = np.empty(8, np.int64)
     bs = np.empty(8, np.int64)
+    cur = np.empty(2 * n1 + 1)
+    # a pruned arc (left by a dead end of the construction) costs a large finite
+    # penalty rather than -inf, so that swaps can remove it
+    S = np.where(np.isfinite(sc.S), sc.S, -1e9)
     for r in range(swaps):
         if deadline is not None and time.monotonic() > deadline:
             return r, True
-        g = swap_round(heads, sc.allowed, sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights,
-                       np.uint64(sc.mask), mk, mv, mf, parts, buf, hs, bs)
+        g = swap_round(heads, sc.allowed, sc.order, S, sc.attrs, sc.upos_prefix, sc.weights,
+                       np.uint64(sc.mask), mk, mv, mf, parts, buf, hs, bs, cur)
         if g <= 0.0:
             return r, False
     return swaps, False
@@ -312,7 +328,7 @@ def run_bgi(sc, beam: int, swaps: int, alpha: float, beta: float,
     rounds, hit2 = 0, False
     for t in trees:  # every tree of the final beam is improved, the best one wins
         if swaps and not hit2:
-            r, hit2 = improve(sc, t, swaps, deadline)
+            r, hit2 = improve(sc, t, swaps, deadline, prob.memo)
             rounds = max(rounds, r)
     scores = [sc.score(t) for t in trees]
     best = int(np.argmax(scores))
