@@ -4,6 +4,7 @@
   search    how often greedy's default budget reaches the exact MST score (first order) and
             the best tree of a 3000-restart run (third order)
   pruning   recall of first-order pruning on dev and candidate heads per word
+  tags      UAS/LAS with gold vs predicted tags (jackknifed vs gold-tag training)
   speed     tokens/s and seconds/token of parsing (model loaded, JIT warm) for mst and
             greedy at converge K = 10, 50, 300, with UAS: the accuracy/speed curve (PNG)
 
@@ -157,6 +158,35 @@ def cmd_pruning(args) -> dict:
     return out
 
 
+def cmd_tags(args) -> dict:
+    """UAS/LAS with gold tags vs the model's own predicted tags, for each graph model
+    in --graphs (the en_ewt front-end tags them): the jackknifing benchmark."""
+    import copy
+
+    from models.graph.model import GraphModel
+
+    pipe = Pipeline.load("en_ewt")
+    sents = load_dev(args.dev, args.limit)
+    out = {}
+    for path in args.graphs:
+        pipe.graph = GraphModel.load(path)
+        for gold in (True, False):
+            tok = correct = lcorrect = 0
+            for sent in sents:
+                pred = copy.deepcopy(sent)
+                pipe.parse_conllu(pred, "greedy", {}, gold_tags=gold)
+                for g, p in zip(sent.words, pred.words):
+                    tok += 1
+                    correct += g.head == p.head
+                    lcorrect += g.head == p.head and g.deprel == p.deprel
+            key = f"{path} {'gold' if gold else 'predicted'} tags"
+            out[key] = {"UAS": round(100.0 * correct / tok, 2),
+                        "LAS": round(100.0 * lcorrect / tok, 2)}
+            print(f"| {path} | {'gold' if gold else 'predicted'} | {out[key]['UAS']:.2f} | "
+                  f"{out[key]['LAS']:.2f} |", flush=True)
+    return out
+
+
 def cmd_speed(args) -> dict:
     model = Pipeline.load(args.model).graph
     data = encoded(load_dev(args.dev, args.limit))
@@ -219,7 +249,9 @@ def replot() -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=("accuracy", "search", "speed", "pruning", "replot"))
+    p.add_argument("what", choices=("accuracy", "search", "speed", "pruning", "tags", "replot"))
+    p.add_argument("--graphs", nargs="+", default=["models/pretrained/en_ewt/graph"],
+                   help="tags: graph model directories to compare")
     p.add_argument("--model", default="en_ewt", help="third-order model (name or dir)")
     p.add_argument("--o1", default="runs/en_ewt_o1", help="first-order model dir")
     p.add_argument("--dev", type=Path, default=DEV)
@@ -231,7 +263,7 @@ def main() -> None:
         return
     t0 = time.time()
     res = {"cmd_accuracy": cmd_accuracy, "cmd_search": cmd_search, "cmd_speed": cmd_speed,
-           "cmd_pruning": cmd_pruning}[
+           "cmd_pruning": cmd_pruning, "cmd_tags": cmd_tags}[
         f"cmd_{args.what}"](args)
     res["machine"] = machine()
     res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
