@@ -3,7 +3,8 @@
 `train()` is the plain function; `python -m models.transition.train` the thin CLI.
 Examples come from the static oracle (`oracle.py`) on gold trees with the tags of
 the training file. Each epoch is evaluated on dev with greedy decoding (b = 1); the
-best epoch is kept. Bootstrapping (paper Algorithm 1) is not implemented yet.
+best epoch is kept. `--bootstrap R` then runs up to R rounds of bootstrapping
+(paper Algorithm 1, see `bootstrap.py`).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from numba import njit
 
 from ..conllu import read_conllu
 from ..graph.encode import encode
+from .bootstrap import bootstrap
 from .classifier import adagrad_epoch
 from .features import DEFAULT_TEMPLATES, N_POS, extract, parse_templates
 from .model import TransitionModel
@@ -77,7 +79,7 @@ def build_examples(sents, attrs_list, labels, atype, alabel, table, n_rows):
     for (gh, gl), attrs in zip(golds, attrs_list):
         m = _examples(gh, gl, attrs, table, n_rows, atype, alabel, aindex, root, X, y, V, m)
     assert m == total and (y >= 0).all()
-    return X, y, V
+    return X, y, V, golds
 
 
 def evaluate(model: TransitionModel, sents, attrs_list, beam=1, margin=0.88):
@@ -102,7 +104,8 @@ def evaluate(model: TransitionModel, sents, attrs_list, beam=1, margin=0.88):
 def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
           n_rows: int = 1 << 20, alpha: float = 0.02, rho: float = 0.1, eps: float = 1e-3,
           prune: float = 0.0, seed: int = 0, limit: int | None = None,
-          templates=DEFAULT_TEMPLATES, passes: bool = True,
+          templates=DEFAULT_TEMPLATES, passes: bool = True, bootstrap_rounds: int = 0,
+          bootstrap_epochs: int | None = None,
           command: str = "") -> TransitionModel:
     """Train on a CoNLL-U file (or a list of Sentences), select the epoch on dev (path
     or list; None: keep the last). passes=False drops the *-PASS moves (the arc-eager
@@ -136,7 +139,7 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
     table = parse_templates(templates)
     attrs_tr = [_encode(s) for s in sents]
     attrs_dev = [_encode(s) for s in dev]
-    X, y, V = build_examples(sents, attrs_tr, labels, atype, alabel, table, n_rows)
+    X, y, V, golds = build_examples(sents, attrs_tr, labels, atype, alabel, table, n_rows)
     logger.info("%d sentences, %d examples, %d actions, %d templates (%.1fs)", len(sents),
                 len(y), len(atype), len(templates), time.perf_counter() - t0)
     W = np.zeros((n_rows, len(atype)), dtype=np.float32)
@@ -169,6 +172,16 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
             best = W
         logger.info(msg)
     model = TransitionModel(labels, atype, alabel, list(templates), best, meta)
+    if bootstrap_rounds and dev:
+        del G
+        model, history = bootstrap(
+            model, golds, attrs_tr, (X, y, V),
+            lambda m: evaluate(m, dev, attrs_dev)[0], rounds=bootstrap_rounds,
+            epochs=bootstrap_epochs or meta["training"].get("best_epoch", epochs), alpha=alpha,
+            rho=rho, eps=eps, seed=seed)
+        meta["training"]["bootstrapping"] = {"rounds_run": len(history) - 1, "b_t": 1,
+                                             "dev_uas_by_round": [round(u, 2) for _, u in history]}
+        model.meta = meta
     if out_dir:
         model.save(out_dir, prune=prune)
         logger.info("saved %s", out_dir)
@@ -187,10 +200,13 @@ def main(argv=None) -> int:
     ap.add_argument("--eps", type=float, default=1e-3)
     ap.add_argument("--prune", type=float, default=0.0)
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--bootstrap", type=int, default=0, help="rounds of bootstrapping (needs --dev)")
+    ap.add_argument("--bootstrap-epochs", type=int, help="epochs per round (default: best epoch)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     train(args.train, args.dev, args.out, epochs=args.epochs, n_rows=1 << args.rows_log2,
           alpha=args.alpha, rho=args.rho, eps=args.eps, prune=args.prune, limit=args.limit,
+          bootstrap_rounds=args.bootstrap, bootstrap_epochs=args.bootstrap_epochs,
           command="python -m models.transition.train " + " ".join(argv or sys.argv[1:]))
     return 0
 

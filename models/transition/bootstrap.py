@@ -1,0 +1,107 @@
+"""Bootstrapping (Choi & McCallum 2013, Algorithm 1, Section 3.5), with b_t = 1.
+
+Round r parses every training sentence with the model of round r-1 and adds the
+states of its one-best sequence T1 to the gold-sequence instances; the model is
+retrained from scratch on the union and kept while dev UAS improves. A state of T1
+is labelled with the static oracle's move when that move is still valid there (the
+oracle of `oracle.py` answers in any state, but off the gold path its move may be
+blocked, e.g. LEFT for a word that already has a wrong head); such states are left
+out. This is the exploration the paper's footnote allows in place of its own
+labelling; with b_t = 1 there is no T_best to add beside T1.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+from numba import njit
+
+from .classifier import adagrad_epoch, probabilities
+from .features import N_POS, extract
+from .model import TransitionModel
+from .oracle import oracle_move
+from .system import J, N, apply, new_state, valid_mask
+
+logger = logging.getLogger(__name__)
+
+
+@njit(cache=True)
+def _explore(gh, gl, attrs, table, W, atype, alabel, aindex, root_label, X, y, V, start):
+    """Follow the model greedily on one sentence; write (features, oracle move, valid
+    mask) of every state whose oracle move is valid. Returns the end index in X."""
+    n = gh.shape[0] - 1
+    st, sc = new_state(n)
+    pos = np.zeros(N_POS, np.int64)
+    rows = np.zeros(table.shape[0], np.int64)
+    probs = np.zeros(atype.shape[0], np.float64)
+    vm = np.zeros(atype.shape[0], np.bool_)
+    m = start
+    while sc[J] <= sc[N] and m < X.shape[0]:
+        extract(st, sc, attrs, table, W.shape[0], pos, rows)
+        valid_mask(st, sc, atype, alabel, root_label, vm)
+        t, lab = oracle_move(st, sc, gh, gl)
+        a = aindex[t, lab + 1]
+        if a >= 0 and vm[a]:
+            X[m, :] = rows
+            V[m, :] = vm
+            y[m] = a
+            m += 1
+        best = probabilities(W, rows, vm, probs)
+        if best < 0:
+            break
+        apply(st, sc, atype[best], alabel[best])
+    return m
+
+
+def explore_examples(model: TransitionModel, golds, attrs_list, aindex):
+    """Instances from the model's own one-best sequences on the training set."""
+    cap = sum(4 * len(gh) for gh, _ in golds) + 16
+    T = model.table.shape[0]
+    X = np.zeros((cap, T), np.int32)
+    y = np.zeros(cap, np.int64)
+    V = np.zeros((cap, len(model.atype)), np.bool_)
+    m = 0
+    for (gh, gl), attrs in zip(golds, attrs_list):
+        m = _explore(gh, gl, attrs, model.table, model.W, model.atype, model.alabel, aindex,
+                     model.root_label, X, y, V, m)
+    return X[:m], y[:m], V[:m]
+
+
+def bootstrap(model: TransitionModel, golds, attrs_tr, gold_examples, dev_eval, *, rounds: int,
+              epochs: int, alpha: float, rho: float, eps: float, seed: int = 0):
+    """Algorithm 1: returns (best model, log of (round, dev UAS))."""
+    aindex = np.full((7, len(model.labels) + 1), -1, dtype=np.int64)
+    for a, (t, la) in enumerate(zip(model.atype, model.alabel)):
+        aindex[t, la + 1] = a
+    Xg, yg, Vg = gold_examples
+    best, best_uas = model, dev_eval(model)
+    history = [(0, best_uas)]
+    rng = np.random.default_rng(seed)
+    for r in range(1, rounds + 1):
+        t0 = time.perf_counter()
+        Xe, ye, Ve = explore_examples(best, golds, attrs_tr, aindex)
+        X, y, V = np.concatenate([Xg, Xe]), np.concatenate([yg, ye]), np.concatenate([Vg, Ve])
+        W = np.zeros_like(model.W)
+        G = np.zeros_like(W)
+        p = np.zeros(W.shape[1])
+        round_best, round_uas = None, -1.0
+        for ep in range(1, epochs + 1):
+            adagrad_epoch(W, G, X, y, V, rng.permutation(len(y)).astype(np.int64), alpha, rho,
+                          eps, p)
+            cand = TransitionModel(model.labels, model.atype, model.alabel, model.templates, W,
+                                   dict(model.meta))
+            uas = dev_eval(cand)
+            logger.info("bootstrap round %d epoch %d: %d + %d instances, dev UAS %.2f", r, ep,
+                        len(yg), len(ye), uas)
+            if uas > round_uas:
+                round_best, round_uas = W.copy(), uas
+        history.append((r, round_uas))
+        logger.info("bootstrap round %d: dev UAS %.2f (best so far %.2f, %.0fs)", r, round_uas,
+                    best_uas, time.perf_counter() - t0)
+        if round_uas <= best_uas:
+            break
+        best_uas = round_uas
+        best = TransitionModel(model.labels, model.atype, model.alabel, model.templates,
+                               round_best, dict(model.meta))
+    return best, history

@@ -1,0 +1,45 @@
+"""Bootstrapping: exploration instances come from the model's own sequences and carry
+only oracle moves that are valid in their state."""
+from itertools import islice
+
+import numpy as np
+import pytest
+
+from models.conllu import read_conllu
+from models.transition.bootstrap import bootstrap, explore_examples
+from models.transition.train import _encode, build_examples, evaluate, train
+
+
+@pytest.fixture(scope="module")
+def setup(data_dir):
+    path = data_dir / "en_ewt" / "train.conllu"
+    if not path.exists():
+        pytest.skip("en_ewt not present")
+    sents = list(islice(read_conllu(str(path)), 260))
+    tr, dev = sents[:200], sents[200:]
+    model = train(tr, None, None, epochs=1, n_rows=1 << 16, alpha=0.05)
+    attrs = [_encode(s) for s in tr]
+    X, y, V, golds = build_examples(tr, attrs, model.labels, model.atype, model.alabel,
+                                    model.table, model.n_rows)
+    return model, tr, dev, attrs, (X, y, V), golds
+
+
+def test_explored_instances_are_valid_oracle_moves(setup):
+    model, tr, dev, attrs, (X, y, V), golds = setup
+    aindex = np.full((7, len(model.labels) + 1), -1, dtype=np.int64)
+    for a, (t, la) in enumerate(zip(model.atype, model.alabel)):
+        aindex[t, la + 1] = a
+    Xe, ye, Ve = explore_examples(model, golds, attrs, aindex)
+    assert len(ye) > 0.8 * len(y)             # most states keep a valid oracle move
+    assert Ve[np.arange(len(ye)), ye].all()   # the label is always a valid move
+    assert ((Xe >= 0) & (Xe < model.n_rows)).all()
+
+
+def test_bootstrap_keeps_the_best_round(setup):
+    model, tr, dev, attrs, gold, golds = setup
+    dattrs = [_encode(s) for s in dev]
+    score = lambda m: evaluate(m, dev, dattrs)[0]  # noqa: E731
+    best, history = bootstrap(model, golds, attrs, gold, score, rounds=1, epochs=1, alpha=0.05,
+                              rho=0.1, eps=1e-3)
+    assert history[0][0] == 0 and len(history) == 2
+    assert score(best) == pytest.approx(max(u for _, u in history))
