@@ -19,7 +19,7 @@ from numba import njit
 
 from .classifier import probabilities
 from .features import N_POS, extract
-from .system import N, N_ROWS, N_SCALARS, apply, finalize, new_state, valid_mask
+from .system import N_ROWS, N_SCALARS, N, apply, finalize, new_state, valid_mask
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Scratch:
     pool_a: np.ndarray   # (cap,) alternative action
 
     @classmethod
-    def make(cls, n: int, n_templates: int, n_actions: int, cap: int) -> "Scratch":
+    def make(cls, n: int, n_templates: int, n_actions: int, cap: int) -> Scratch:
         cap = max(cap, 1)
         return cls(np.zeros(n_templates, np.int64), np.zeros(n_actions, np.bool_),
                    np.zeros(n_actions, np.float64), np.zeros(N_POS, np.int64),

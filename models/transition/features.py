@@ -20,8 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .system import (HEAD, LABEL, LM1, LM2, LSET, NL, NR, ND, NS, RM1, RM2, RSET, SIGMA, DELTA, J,
-                     N)
+from .system import DELTA, HEAD, LABEL, LM1, LM2, LSET, ND, NL, NR, NS, RM1, RM2, RSET, SIGMA, J, N
 
 POSITIONS = ("s0", "s1", "s2", "d0", "b0", "b1", "b2", "s0h", "s0hh", "s0l", "s0l2", "s0r",
              "s0r2", "b0l", "b0l2")

@@ -19,8 +19,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .system import (HEAD, LEFT_PASS, LEFT_REDUCE, NO_PASS, NO_REDUCE, NO_SHIFT, NS, RIGHT_PASS,
-                     RIGHT_SHIFT, SIGMA, J, N, apply, new_state)
+from .system import (
+    HEAD,
+    LEFT_PASS,
+    LEFT_REDUCE,
+    NO_PASS,
+    NO_REDUCE,
+    NO_SHIFT,
+    NS,
+    RIGHT_PASS,
+    RIGHT_SHIFT,
+    SIGMA,
+    J,
+    N,
+    apply,
+    new_state,
+)
 
 
 @njit(cache=True, _nrt=False)

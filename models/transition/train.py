@@ -25,8 +25,18 @@ from .classifier import adagrad_epoch
 from .features import DEFAULT_TEMPLATES, N_POS, extract, parse_templates
 from .model import TransitionModel
 from .oracle import oracle_move, oracle_sequence
-from .system import (LABELED, LEFT_PASS, NO_PASS, RIGHT_PASS, J, N, action_table, apply,
-                     new_state, valid_mask)
+from .system import (
+    LABELED,
+    LEFT_PASS,
+    NO_PASS,
+    RIGHT_PASS,
+    J,
+    N,
+    action_table,
+    apply,
+    new_state,
+    valid_mask,
+)
 
 PASS_TYPES = (LEFT_PASS, RIGHT_PASS, NO_PASS)
 
@@ -148,7 +158,9 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
     rng = np.random.default_rng(seed)
     data_hash = (hashlib.sha256(Path(train_path).read_bytes()).hexdigest()[:16]
                  if isinstance(train_path, (str, Path)) else None)
-    meta = {"training": {"command": command, "data": str(train_path) if data_hash else "<sentences>", "data_sha256_16": data_hash,
+    meta = {"training": {"command": command,
+                         "data": str(train_path) if data_hash else "<sentences>",
+                         "data_sha256_16": data_hash,
                          "sentences": len(sents), "epochs": epochs, "alpha": alpha, "rho": rho,
                          "eps": eps, "tags": "gold", "bootstrapping": False,
                          "passes": passes}}
@@ -161,7 +173,7 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
         msg = (f"epoch {ep}: loss {loss / len(y):.4f} train acc {100 * correct / len(y):.2f}"
                f" ({time.perf_counter() - te:.1f}s)")
         if dev:
-            uas, las, tps, secs = evaluate(model, dev, attrs_dev)
+            uas, las, _tps, secs = evaluate(model, dev, attrs_dev)
             msg += f" dev UAS {uas:.2f} LAS {las:.2f} ({secs:.1f}s)"
             if uas > best_uas:
                 best_uas, best = uas, W.copy()
@@ -200,7 +212,8 @@ def main(argv=None) -> int:
     ap.add_argument("--eps", type=float, default=1e-3)
     ap.add_argument("--prune", type=float, default=0.0)
     ap.add_argument("--limit", type=int)
-    ap.add_argument("--bootstrap", type=int, default=0, help="rounds of bootstrapping (needs --dev)")
+    ap.add_argument("--bootstrap", type=int, default=0,
+                    help="rounds of bootstrapping (needs --dev)")
     ap.add_argument("--bootstrap-epochs", type=int, help="epochs per round (default: best epoch)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")

@@ -25,7 +25,7 @@ def setup(data_dir):
 
 
 def test_explored_instances_are_valid_oracle_moves(setup):
-    model, tr, dev, attrs, (X, y, V), golds = setup
+    model, _tr, _dev, attrs, (_X, y, _V), golds = setup
     aindex = np.full((7, len(model.labels) + 1), -1, dtype=np.int64)
     for a, (t, la) in enumerate(zip(model.atype, model.alabel)):
         aindex[t, la + 1] = a
@@ -36,9 +36,9 @@ def test_explored_instances_are_valid_oracle_moves(setup):
 
 
 def test_bootstrap_keeps_the_best_round(setup):
-    model, tr, dev, attrs, gold, golds = setup
+    model, _tr, dev, attrs, gold, golds = setup
     dattrs = [_encode(s) for s in dev]
-    score = lambda m: evaluate(m, dev, dattrs)[0]  # noqa: E731
+    score = lambda m: evaluate(m, dev, dattrs)[0]
     best, history = bootstrap(model, golds, attrs, gold, score, rounds=1, epochs=1, alpha=0.05,
                               rho=0.1, eps=1e-3)
     assert history[0][0] == 0 and len(history) == 2

@@ -10,7 +10,6 @@ from models.conllu import read_conllu
 from models.errors import ModelError
 from models.graph.decoders import BudgetError
 from models.transition import model as tm
-from models.transition.decode import parse
 from models.transition.train import _encode, evaluate, train
 from models.tree import is_valid_tree, root_children
 
@@ -33,16 +32,16 @@ def small(ewt, tmp_path_factory):
 
 
 def test_beam_one_is_greedy_and_never_branches(small):
-    model, _, sents, attrs = small
+    model, _, _sents, attrs = small
     for a in attrs[:50]:
-        heads, labels, score, stats = model.parse_encoded(a, beam=1, margin=1.0)
+        heads, _labels, score, stats = model.parse_encoded(a, beam=1, margin=1.0)
         assert stats["branches"] == 0 and stats["best_sequence"] == 0
         assert is_valid_tree(heads) and len(root_children(heads)) == 1
         assert 0.0 < score <= 1.0
 
 
 def test_branching_never_lowers_the_winning_score(small):
-    model, _, sents, attrs = small
+    model, _, _sents, attrs = small
     branched = 0
     for a in attrs[:60]:
         _, _, s1, st1 = model.parse_encoded(a, beam=1)
@@ -85,7 +84,7 @@ def test_decode_api_and_budget(small):
     s = sents[0]
     w = s.words
     args = ([x.form for x in w], [x.lemma for x in w], [x.upos for x in w], [x.xpos for x in w])
-    heads, deprels, score, stats = tm.decode(model, *args, {"beam": 16, "margin": 0.5})
+    heads, deprels, _score, stats = tm.decode(model, *args, {"beam": 16, "margin": 0.5})
     assert len(heads) == len(deprels) == len(w) and is_valid_tree([-1] + heads)
     assert stats["beam"] == 16 and stats["margin"] == 0.5 and "transitions" in stats
     assert deprels[heads.index(0)] == "root"

@@ -75,7 +75,7 @@ def test_adagrad_learns_a_separable_problem(rng):
     G = np.zeros_like(W)
     p = np.zeros(A)
     order = np.arange(N, dtype=np.int64)
-    loss1, correct1 = adagrad_epoch(W, G, X, y, V, order, 0.1, 0.1, 1e-3, p)
+    loss1, _correct1 = adagrad_epoch(W, G, X, y, V, order, 0.1, 0.1, 1e-3, p)
     loss2, correct2 = adagrad_epoch(W, G, X, y, V, order, 0.1, 0.1, 1e-3, p)
     assert loss2 < loss1 / 2 and correct2 == N
     assert (W[10 + np.arange(A), np.arange(A)] > 0).all()

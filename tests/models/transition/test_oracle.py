@@ -5,8 +5,14 @@ import pytest
 
 from models.conllu import read_conllu
 from models.transition.oracle import oracle_move, oracle_sequence, rebuilds
-from models.transition.system import (LABELED, action_table, apply, label_valid, new_state,
-                                      is_terminal, type_valid)
+from models.transition.system import (
+    LABELED,
+    apply,
+    is_terminal,
+    label_valid,
+    new_state,
+    type_valid,
+)
 from models.tree import is_projective
 
 

@@ -1,12 +1,34 @@
 """The hybrid system's transitions, preconditions and finalisation (literal fixtures and
 a property test over random legal sequences)."""
 import numpy as np
-import pytest
 
 from models.transition.system import (
-    HEAD, LABEL, LEFT_PASS, LEFT_REDUCE, NO_PASS, NO_REDUCE, NO_SHIFT, RIGHT_PASS, RIGHT_SHIFT,
-    N_TYPES, action_name, action_table, apply, finalize, is_terminal, label_valid, new_state,
-    top, type_valid, valid_mask, NS, ND, J, SIGMA, DELTA)
+    DELTA,
+    HEAD,
+    LABEL,
+    LEFT_PASS,
+    LEFT_REDUCE,
+    N_TYPES,
+    ND,
+    NO_PASS,
+    NO_REDUCE,
+    NO_SHIFT,
+    NS,
+    RIGHT_PASS,
+    RIGHT_SHIFT,
+    SIGMA,
+    J,
+    action_name,
+    action_table,
+    apply,
+    finalize,
+    is_terminal,
+    label_valid,
+    new_state,
+    top,
+    type_valid,
+    valid_mask,
+)
 from models.tree import find_cycle, is_valid_tree, root_children
 
 ROOT, DEP, OBJ = 0, 1, 2          # label ids of the fixtures
