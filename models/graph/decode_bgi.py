@@ -325,6 +325,7 @@ def run_bgi(sc, beam: int, swaps: int, alpha: float, beta: float,
     prob = BGIProblem(sc, alpha, bias_heads, gamma, min_part_prob,
                       MARKERS if markers is None else markers)
     trees, hit = bgi_construct(prob, beta, beam, deadline)
+    trees = list({t.tobytes(): t for t in trees}.values())  # distinct trees, first kept
     rounds, hit2 = 0, False
     for t in trees:  # every tree of the final beam is improved, the best one wins
         if swaps and not hit2:
