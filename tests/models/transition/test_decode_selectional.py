@@ -101,3 +101,15 @@ def test_load_errors(tmp_path):
     (tmp_path / "model.json").write_text(json.dumps({"format": "other", "version": 1}))
     with pytest.raises(ModelError):
         tm.load(tmp_path)
+
+
+def test_without_pass_moves(data_dir):
+    path = data_dir / "nl_lassysmall" / "train.conllu"
+    if not path.exists():
+        pytest.skip("nl_lassysmall not present")
+    sents = list(islice(read_conllu(str(path)), 160))
+    model = train(sents[:120], None, None, epochs=1, n_rows=1 << 14, alpha=0.05, passes=False)
+    assert not set(model.atype.tolist()) & {4, 5, 6}   # LEFT_PASS, RIGHT_PASS, NO_PASS
+    for s in sents[120:]:
+        heads, _, _, stats = model.parse_encoded(_encode(s), beam=4)
+        assert is_valid_tree(heads) and len(root_children(heads)) == 1
