@@ -30,7 +30,9 @@ from collections import Counter
 import numpy as np
 from numba import njit
 
+from ..tree import is_valid_tree
 from .bgi_state import build_parts, state_add, state_init, state_values
+from .decode_mst import decode_mst
 from .features import MAX_FEATURES
 from .scoring import bigram_score, head_score, new_memo
 
@@ -61,10 +63,20 @@ def arc_probs(S: np.ndarray, allowed: np.ndarray, alpha: float) -> np.ndarray:
 class BGIState:
     """One partial tree and its incremental gain/loss bookkeeping."""
 
-    __slots__ = ("avail", "intree", "alive", "G", "Din", "Csub", "Droot", "comp", "head",
-                 "cost")
+    __slots__ = (
+        "Csub",
+        "Din",
+        "Droot",
+        "G",
+        "alive",
+        "avail",
+        "comp",
+        "cost",
+        "head",
+        "intree",
+    )
 
-    def copy(self) -> "BGIState":
+    def copy(self) -> BGIState:
         s = BGIState.__new__(BGIState)
         for k in self.__slots__:
             v = getattr(self, k)
@@ -334,6 +346,18 @@ def run_bgi(sc, beam: int, swaps: int, alpha: float, beta: float,
     scores = [sc.score(t) for t in trees]
     best = int(np.argmax(scores))
     heads = trees[best]
+    repaired = False
+    if not np.isfinite(scores[best]):
+        # every tree keeps a pruned arc (a dead end of the construction that the
+        # swaps could not undo): fall back to the first-order MST over the allowed
+        # arcs, improved by the same swaps (as decode_sampling starts)
+        # (if the allowed arcs hold a tree at all; else the pruned arc stays)
+        Q = sc.first_order if sc.first_order is not None else sc.S
+        alt = decode_mst(np.where(sc.allowed, Q, -np.inf))
+        if is_valid_tree(alt) and sc.allowed[alt[1:], np.arange(1, alt.shape[0])].all():
+            improve(sc, alt, max(swaps, 1), deadline, prob.memo)
+            heads, repaired = alt, True
     stats = {"parts": int(prob.w.shape[0]), "beam_best": best, "swap_rounds": rounds,
-             "deadline_hit": hit or hit2, "seconds": time.perf_counter() - t0}
+             "repaired": repaired, "deadline_hit": hit or hit2,
+             "seconds": time.perf_counter() - t0}
     return heads, sc.score(heads), stats

@@ -2,6 +2,7 @@
 gain/loss, swaps, beam, ensemble, determinism, budget validation."""
 import numpy as np
 import pytest
+from graph_fixtures import all_trees, random_sentence
 
 from models.graph.decode_bgi import (
     BGIProblem,
@@ -9,6 +10,7 @@ from models.graph.decode_bgi import (
     improve,
     run_bgi,
 )
+from models.graph.decode_mst import decode_mst
 from models.graph.decoders import (
     DECODERS,
     BudgetError,
@@ -18,8 +20,6 @@ from models.graph.decoders import (
 from models.graph.prune import all_arcs
 from models.graph.scoring import arc_scores
 from models.tree import is_valid_tree
-
-from graph_fixtures import all_trees, random_sentence
 
 MASK = (1 << 14) - 1
 
@@ -150,6 +150,10 @@ def test_always_valid_tree(rng, order):
             assert is_valid_tree(heads)
             if np.isfinite(score):
                 assert score == pytest.approx(sc.score(heads))
+            # a dead end of the construction is repaired when the allowed arcs hold a tree
+            mst = decode_mst(np.where(allowed, sc.S, -np.inf))
+            if is_valid_tree(mst) and allowed[mst[1:], np.arange(1, n + 1)].all():
+                assert allowed[heads[1:], np.arange(1, n + 1)].all() and np.isfinite(score)
 
 
 def test_swaps_never_lose_and_reach_local_optimum(rng):
@@ -207,7 +211,7 @@ def test_beam_returns_best_of_its_trees(rng):
         assert score == pytest.approx(max(sc.score(t) for t in trees))
         for t in trees:
             improve(sc, t, 50)
-        heads, score, stats = run_bgi(sc, 4, 50, 1.0, 0.2, min_part_prob=0.0)
+        _, score, _ = run_bgi(sc, 4, 50, 1.0, 0.2, min_part_prob=0.0)
         assert score == pytest.approx(max(sc.score(t) for t in trees))
 
 
