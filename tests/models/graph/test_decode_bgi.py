@@ -207,7 +207,7 @@ def test_beam_returns_best_of_its_trees(rng):
         prob = BGIProblem(sc, 1.0)
         trees, _ = bgi_construct(prob, 0.2, beam=4)
         assert 1 <= len(trees) <= 4 and all(is_valid_tree(t) for t in trees)
-        heads, score, stats = run_bgi(sc, 4, 0, 1.0, 0.2, min_part_prob=0.0)
+        _, score, _ = run_bgi(sc, 4, 0, 1.0, 0.2, min_part_prob=0.0)
         assert score == pytest.approx(max(sc.score(t) for t in trees))
         for t in trees:
             improve(sc, t, 50)
