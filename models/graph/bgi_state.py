@@ -334,3 +334,99 @@ def state_add(e, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub, D
             comp[x] = r
     Csub[r, r] = 0.0
     head[m] = h
+
+
+@njit(cache=True, _nrt=False)
+def fallback_arc(head, comp, fb):
+    """Best arc h -> m by fb (float64 (n1, n1)) keeping a valid partial tree,
+    pruned arcs included: used when no allowed arc is available (-1: none)."""
+    n1 = head.shape[0]
+    root_used = False
+    for x in range(1, n1):
+        if head[x] == 0:
+            root_used = True
+    best = -np.inf
+    arg = -1
+    for m in range(1, n1):
+        if head[m] != -1:
+            continue
+        for h in range(n1):
+            if h == m or comp[h] == m or (h == 0 and root_used):
+                continue
+            if fb[h, m] > best:
+                best = fb[h, m]
+                arg = h * n1 + m
+    return arg
+
+
+@njit(cache=True, inline="always")
+def _lex_less(c1, b1, e1, c2, b2, e2):
+    return c1 < c2 or (c1 == c2 and (b1 < b2 or (b1 == b2 and e1 < e2)))
+
+
+@njit(cache=True, _nrt=False)
+def beam_step(nb, beam, beta, w, parcs, aptr, apart, p, fb, avail, intree, alive, G, Din, Csub,
+              Droot, comp, head, cost, avail2, intree2, alive2, G2, Din2, Csub2, Droot2, comp2,
+              head2, cost2, V, fbarc, cb, ce, cc):
+    """One step of the beam over nb partial trees (rows of the state arrays):
+    the `beam` lowest (cost + v(e), row, e) extensions (a row without an
+    available arc offers its fallback arc at its cost) are written, each a copy
+    of its row plus the arc, into the rows of the *2 arrays; return their count.
+    V (beam, n1*n1), fbarc (beam,), cb/ce (beam,) int64 and cc (beam,) scratch."""
+    A = V.shape[1]
+    n1 = head.shape[1]
+    for b in range(nb):
+        state_values(beta, avail[b], G[b], p, Din[b], Csub[b], Droot[b], comp[b], V[b])
+        fbarc[b] = -1
+        anyf = False
+        for e in range(A):
+            if V[b, e] < np.inf:
+                anyf = True
+                break
+        if not anyf:
+            fbarc[b] = fallback_arc(head[b], comp[b], fb)
+    nk = 0
+    lc = -np.inf
+    lb = -1
+    le = -1
+    for k in range(beam):
+        bc = np.inf
+        bb = -1
+        be = -1
+        for b in range(nb):
+            if fbarc[b] >= 0:
+                c = cost[b]
+                e = fbarc[b]
+                if _lex_less(lc, lb, le, c, b, e) and (bb < 0 or _lex_less(c, b, e, bc, bb, be)):
+                    bc = c; bb = b; be = e
+                continue
+            for e in range(A):
+                if V[b, e] == np.inf:
+                    continue
+                c = cost[b] + V[b, e]
+                if _lex_less(lc, lb, le, c, b, e) and (bb < 0 or _lex_less(c, b, e, bc, bb, be)):
+                    bc = c; bb = b; be = e
+        if bb < 0:
+            break
+        cb[k] = bb; ce[k] = be; cc[k] = bc
+        lc = bc; lb = bb; le = be
+        nk += 1
+    for k in range(nk):
+        b = cb[k]
+        for a in range(A):
+            avail2[k, a] = avail[b, a]
+            intree2[k, a] = intree[b, a]
+            G2[k, a] = G[b, a]
+        for i in range(alive.shape[1]):
+            alive2[k, i] = alive[b, i]
+        for x in range(n1):
+            Din2[k, x] = Din[b, x]
+            comp2[k, x] = comp[b, x]
+            head2[k, x] = head[b, x]
+            for y in range(n1):
+                Csub2[k, x, y] = Csub[b, x, y]
+        Droot2[k, 0] = Droot[b, 0]
+        cost2[k] = cc[k]
+        state_add(ce[k], w, parcs, aptr, apart, p, avail2[k], intree2[k], alive2[k], G2[k],
+                  Din2[k], Csub2[k], Droot2[k], comp2[k], head2[k])
+    return nk

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 
 import numpy as np
 from numba import njit
 
 from ..tree import is_valid_tree
-from .bgi_state import build_parts, state_add, state_init, state_values
+from .bgi_state import beam_step, build_parts, state_add, state_init, state_values
 from .decode_mst import decode_mst
 from .features import MAX_FEATURES
 from .scoring import bigram_score, head_score, new_memo
@@ -158,47 +157,36 @@ class BGIProblem:
 def bgi_construct(prob: BGIProblem, beta: float, beam: int = 1,
                   deadline: float | None = None) -> tuple[list[np.ndarray], bool]:
     """Algorithm 2 with a beam: the complete trees of the final beam (best first
-    by summed v) and whether the deadline cut the beam to 1."""
-    n1 = prob.n1
-    states = [prob.initial()]
-    v = np.empty(n1 * n1)
-    hit = False
+    by summed v) and whether the deadline cut the beam to 1. One `beam_step`
+    call per arc; the beam's states are rows of two sets of arrays."""
+    n1, A, P = prob.n1, prob.n1 * prob.n1, prob.w.shape[0]
+    s0 = prob.initial()
+
+    def buffers():
+        return [np.zeros((beam, A), bool), np.zeros((beam, A), bool), np.zeros((beam, P), bool),
+                np.zeros((beam, A)), np.zeros((beam, n1)), np.zeros((beam, n1, n1)),
+                np.zeros((beam, 1)), np.zeros((beam, n1), np.int64),
+                np.zeros((beam, n1), np.int64), np.zeros(beam)]
+
+    cur, nxt = buffers(), buffers()
+    for arr, name in zip(cur, ("avail", "intree", "alive", "G", "Din", "Csub", "Droot", "comp",
+                               "head")):
+        arr[0] = getattr(s0, name)
+    V = np.empty((beam, A))
+    fbarc = np.empty(beam, np.int64)
+    cb = np.empty(beam, np.int64)
+    ce = np.empty(beam, np.int64)
+    cc = np.empty(beam)
+    nb, width, hit = 1, beam, False
     for _ in range(n1 - 1):
         if deadline is not None and not hit and time.monotonic() > deadline:
-            hit, beam = True, 1
-            states = states[:1]
-        cands = []  # (cost, state index, arc)
-        for si, s in enumerate(states):
-            prob.values(s, beta, v)
-            if beam == 1:
-                e = int(np.argmin(v))
-                if np.isinf(v[e]):
-                    cands.append((s.cost, si, prob.fallback(s)))
-                else:
-                    cands.append((s.cost + float(v[e]), si, e))
-                continue
-            k = min(beam, v.shape[0])
-            top = np.argpartition(v, k - 1)[:k]
-            top = top[np.lexsort((top, v[top]))]
-            fin = [int(e) for e in top if np.isfinite(v[e])]
-            if not fin:
-                cands.append((s.cost, si, prob.fallback(s)))
-            for e in fin:
-                cands.append((s.cost + float(v[e]), si, e))
-        cands.sort()
-        cands = cands[:beam]
-        uses = Counter(si for _, si, _ in cands)
-        nxt = []
-        for cost, si, e in cands:
-            uses[si] -= 1
-            s = states[si] if uses[si] == 0 else states[si].copy()
-            prob.add(s, e)
-            s.cost = cost
-            nxt.append(s)
-        states = nxt
+            hit, width, nb = True, 1, 1
+        nb = beam_step(nb, width, beta, prob.w, prob.parcs, prob.aptr, prob.apart, prob.p,
+                       prob.fallback_scores, *cur, *nxt, V, fbarc, cb, ce, cc)
+        cur, nxt = nxt, cur
     out = []
-    for s in states:
-        h = s.head.copy()
+    for k in range(nb):
+        h = cur[8][k].copy()
         h[0] = -1
         out.append(h)
     return out, hit

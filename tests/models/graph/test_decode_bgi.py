@@ -110,6 +110,31 @@ def scratch_values(prob: BGIProblem, st, beta: float) -> np.ndarray:
     return v
 
 
+def reference_beam(prob: BGIProblem, beta: float, beam: int) -> list[np.ndarray]:
+    """The beam in plain Python over BGIState objects: per state its `beam` best
+    arcs (ties by arc id), then the `beam` best (cost, state, arc) overall."""
+    states = [prob.initial()]
+    v = np.empty(prob.n1 ** 2)
+    for _ in range(prob.n1 - 1):
+        cands = []
+        for si, s in enumerate(states):
+            prob.values(s, beta, v)
+            fin = [int(e) for e in np.lexsort((np.arange(v.size), v))[:beam]
+                   if np.isfinite(v[e])]
+            if not fin:
+                cands.append((s.cost, si, prob.fallback(s)))
+            cands += [(s.cost + float(v[e]), si, e) for e in fin]
+        cands = sorted(cands)[:beam]
+        nxt = []
+        for cost, si, e in cands:
+            s = states[si].copy()
+            prob.add(s, e)
+            s.cost = cost
+            nxt.append(s)
+        states = nxt
+    return [np.concatenate([[-1], s.head[1:]]) for s in states]
+
+
 @pytest.mark.parametrize("order", [1, 2, 3])
 def test_incremental_gain_loss_equals_scratch_every_step(rng, order):
     for trial in range(12):
@@ -199,6 +224,21 @@ def test_rehang_case_is_used(rng):
     heads = np.array([-1, 2, 0, 1])
     improve(sc, heads, 1)
     assert heads.tolist() == [-1, 3, 0, 2]
+
+
+@pytest.mark.parametrize("beam", [1, 2, 5])
+def test_beam_kernel_equals_python_reference(rng, beam):
+    for trial in range(15):
+        n = int(rng.integers(1, 9))
+        allowed = _random_allowed(rng, n, keep=0.4) if trial % 2 else all_arcs(n)
+        sc = _scorer(rng, n, 3 if trial % 3 else 1, allowed)
+        prob = BGIProblem(sc, 1.0)
+        beta = float(rng.random())
+        trees, _ = bgi_construct(prob, beta, beam=beam)
+        ref = reference_beam(prob, beta, beam)
+        assert len(trees) == len(ref)
+        for t, r in zip(trees, ref):
+            assert (t == r).all()
 
 
 def test_beam_returns_best_of_its_trees(rng):
