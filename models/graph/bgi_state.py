@@ -430,3 +430,24 @@ def beam_step(nb, beam, beta, w, parcs, aptr, apart, p, fb, avail, intree, alive
         state_add(ce[k], w, parcs, aptr, apart, p, avail2[k], intree2[k], alive2[k], G2[k],
                   Din2[k], Csub2[k], Droot2[k], comp2[k], head2[k])
     return nk
+
+
+@njit(cache=True, _nrt=False)
+def beam_run(steps, nb, beam, beta, w, parcs, aptr, apart, p, fb, avail, intree, alive, G, Din,
+             Csub, Droot, comp, head, cost, avail2, intree2, alive2, G2, Din2, Csub2, Droot2,
+             comp2, head2, cost2, V, fbarc, cb, ce, cc):
+    """`steps` beam steps in one call (no per-step dispatch), alternating between
+    the two sets of state arrays; return nb * 2 + (1 if the last step wrote the
+    *2 arrays else 0)."""
+    flip = 0
+    for _ in range(steps):
+        if flip == 0:
+            nb = beam_step(nb, beam, beta, w, parcs, aptr, apart, p, fb, avail, intree, alive,
+                           G, Din, Csub, Droot, comp, head, cost, avail2, intree2, alive2, G2,
+                           Din2, Csub2, Droot2, comp2, head2, cost2, V, fbarc, cb, ce, cc)
+        else:
+            nb = beam_step(nb, beam, beta, w, parcs, aptr, apart, p, fb, avail2, intree2,
+                           alive2, G2, Din2, Csub2, Droot2, comp2, head2, cost2, avail, intree,
+                           alive, G, Din, Csub, Droot, comp, head, cost, V, fbarc, cb, ce, cc)
+        flip = 1 - flip
+    return nb * 2 + flip

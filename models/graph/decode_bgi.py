@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from ..tree import is_valid_tree
-from .bgi_state import beam_step, build_parts, state_add, state_init, state_values
+from .bgi_state import beam_run, beam_step, build_parts, state_add, state_init, state_values
 from .decode_mst import decode_mst
 from .features import MAX_FEATURES
 from .scoring import bigram_score, head_score, new_memo
@@ -157,8 +157,9 @@ class BGIProblem:
 def bgi_construct(prob: BGIProblem, beta: float, beam: int = 1,
                   deadline: float | None = None) -> tuple[list[np.ndarray], bool]:
     """Algorithm 2 with a beam: the complete trees of the final beam (best first
-    by summed v) and whether the deadline cut the beam to 1. One `beam_step`
-    call per arc; the beam's states are rows of two sets of arrays."""
+    by summed v) and whether the deadline cut the beam to 1. The beam's states
+    are rows of two sets of arrays; without a deadline one `beam_run` call does
+    every step, with one a `beam_step` call per arc checks the clock between."""
     n1, A, P = prob.n1, prob.n1 * prob.n1, prob.w.shape[0]
     s0 = prob.initial()
 
@@ -178,12 +179,19 @@ def bgi_construct(prob: BGIProblem, beta: float, beam: int = 1,
     ce = np.empty(beam, np.int64)
     cc = np.empty(beam)
     nb, width, hit = 1, beam, False
-    for _ in range(n1 - 1):
-        if deadline is not None and not hit and time.monotonic() > deadline:
-            hit, width, nb = True, 1, 1
-        nb = beam_step(nb, width, beta, prob.w, prob.parcs, prob.aptr, prob.apart, prob.p,
-                       prob.fallback_scores, *cur, *nxt, V, fbarc, cb, ce, cc)
-        cur, nxt = nxt, cur
+    if deadline is None:  # all steps in one call
+        r = beam_run(n1 - 1, nb, width, beta, prob.w, prob.parcs, prob.aptr, prob.apart, prob.p,
+                     prob.fallback_scores, *cur, *nxt, V, fbarc, cb, ce, cc)
+        nb = r // 2
+        if r % 2:
+            cur, nxt = nxt, cur
+    else:
+        for _ in range(n1 - 1):
+            if not hit and time.monotonic() > deadline:
+                hit, width, nb = True, 1, 1
+            nb = beam_step(nb, width, beta, prob.w, prob.parcs, prob.aptr, prob.apart, prob.p,
+                           prob.fallback_scores, *cur, *nxt, V, fbarc, cb, ce, cc)
+            cur, nxt = nxt, cur
     out = []
     for k in range(nb):
         h = cur[8][k].copy()

@@ -1,5 +1,7 @@
 """BGI-PP decoder: valid trees, Algorithm 1 reference, incremental = from-scratch
 gain/loss, swaps, beam, ensemble, determinism, budget validation."""
+import time
+
 import numpy as np
 import pytest
 from graph_fixtures import all_trees, random_sentence
@@ -234,11 +236,12 @@ def test_beam_kernel_equals_python_reference(rng, beam):
         sc = _scorer(rng, n, 3 if trial % 3 else 1, allowed)
         prob = BGIProblem(sc, 1.0)
         beta = float(rng.random())
-        trees, _ = bgi_construct(prob, beta, beam=beam)
         ref = reference_beam(prob, beta, beam)
-        assert len(trees) == len(ref)
-        for t, r in zip(trees, ref):
-            assert (t == r).all()
+        for deadline in (None, time.monotonic() + 3600):  # one call / a call per step
+            trees, hit = bgi_construct(prob, beta, beam=beam, deadline=deadline)
+            assert not hit and len(trees) == len(ref)
+            for t, r in zip(trees, ref):
+                assert (t == r).all()
 
 
 def test_beam_returns_best_of_its_trees(rng):
@@ -281,3 +284,11 @@ def test_budget_validation(rng, budget):
     sc = _scorer(rng, 4, 3)
     with pytest.raises(BudgetError):
         decode_bgi(sc, budget)
+
+
+def test_past_deadline_still_returns_a_valid_tree(rng):
+    sc = _scorer(rng, 9, 3)
+    trees, hit = bgi_construct(BGIProblem(sc, 1.0), 0.3, beam=4, deadline=time.monotonic() - 1)
+    assert hit and len(trees) == 1 and is_valid_tree(trees[0])
+    res = decode_bgi(sc, {"beam": 4, "swaps": 5, "deadline_ms": 1e-6})
+    assert is_valid_tree(res.heads) and res.stats["deadline_hit"]
