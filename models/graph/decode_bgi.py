@@ -16,10 +16,16 @@ Graph-based Non-Projective Dependency Parsing", EMNLP 2016.
 - Ensemble (Section 7): gamma_j is added to the weight of every part of order
   j (j arcs) that lies in another decoder's tree before the search.
 
-Python runs the outer loop (steps, beam, deadline); one numba call per step
-scores every available arc (`state_values`) or adds one (`state_add`).
+The beam's states are rows of stacked arrays and the whole construction is
+one numba call (`beam_run`), or one call per arc when a deadline is set;
+Python runs the swap rounds and the deadline (STYLE: Python outer loop, numba
+inner sweep). `BGIState` / `BGIProblem.values` / `.add` are the same kernels
+on one state, used by the tests' plain-Python beam and step-by-step checks.
 Pruned arcs take no part in the search; if pruning leaves a partial tree no
-available arc, the best first-order arc that keeps a valid tree is added.
+available arc, the best first-order arc that keeps a valid tree is added, and
+a final tree that still holds a pruned arc is replaced by the swapped
+first-order MST over the allowed arcs. bgi_state.py is over the ~300-line
+habit: its kernels share one state layout and are kept together.
 """
 from __future__ import annotations
 
