@@ -83,6 +83,12 @@ def _add_parse(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cooling", type=float, help="sampling: T <- cooling * T per sweep")
     p.add_argument("--chains", type=int, help="sampling: independent chains")
     p.add_argument("--proposal", choices=("gibbs", "random_walk"))
+    p.add_argument("--beam", type=int, help="bgi / selectional: beam size")
+    p.add_argument("--margin", type=float, help="selectional: branching margin")
+    p.add_argument("--swaps", type=int, help="bgi: rounds of best single-arc swaps")
+    p.add_argument("--alpha", type=float, help="bgi: arc probability sharpness")
+    p.add_argument("--beta", type=float, help="bgi: loss/gain balance in [0, 1]")
+    p.add_argument("--ensemble-with", help="bgi: bias toward this decoder's tree")
     p.add_argument("--confidence", action="store_true", default=None,
                    help="per-arc confidence (greedy, sampling), written to MISC as HeadConf")
     p.add_argument("--file", help="read this file instead of stdin")
@@ -93,7 +99,8 @@ def _run_parse(args: argparse.Namespace) -> int:
     from models.parse_cli import parse_stream
 
     names = ("restarts", "converge", "init", "seed", "deadline_ms", "samples", "temperature",
-             "cooling", "chains", "proposal", "confidence")
+             "cooling", "chains", "proposal", "confidence", "beam", "margin", "swaps", "alpha",
+             "beta", "ensemble_with")
     budget = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     source = open(args.file, encoding="utf-8") if args.file else sys.stdin
     try:
