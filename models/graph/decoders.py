@@ -195,7 +195,7 @@ def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
     return Decoded(res.heads, sc.score(res.heads), stats)
 
 
-# beam, swaps, alpha, beta tuned on an en_ewt dev subset (bench/graph/RESULTS_bgi.md)
+# beam, swaps, alpha, beta tuned on an en_ewt dev subset (bench/RESULTS.md, bgi section)
 BGI_DEFAULTS = {"beam": 1, "swaps": 20, "alpha": 2.0, "beta": 0.3, "ensemble_with": None}
 BGI_ENSEMBLE = ("greedy",)
 
