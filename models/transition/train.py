@@ -13,6 +13,7 @@ import hashlib
 import logging
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,27 @@ def _examples(gh, gl, attrs, table, n_rows, atype, alabel, aindex, root_label, X
     return m
 
 
+def _jackknifed(sents, k: int, seed: int):
+    """Copies of the sentences with k-fold jackknifed UPOS/XPOS."""
+    from ..conllu import Sentence
+    from ..text.jackknife import jackknife_tags
+
+    t0 = time.perf_counter()
+    tags = jackknife_tags([[(w.form, w.upos, w.xpos) for w in s.words] for s in sents], k=k,
+                          seed=seed)
+    out, right, total = [], 0, 0
+    for s, (upos, xpos) in zip(sents, tags):
+        words = []
+        for w, u, x in zip(s.words, upos, xpos):
+            right += w.upos == u
+            total += 1
+            words.append(replace(w, upos=u, xpos=x))
+        out.append(Sentence.from_words(words))
+    logger.info("%d-fold jackknifed tags in %.0fs (UPOS %.2f%% correct)", k,
+                time.perf_counter() - t0, 100.0 * right / max(1, total))
+    return out
+
+
 def build_examples(sents, attrs_list, labels, atype, alabel, table, n_rows):
     lab_id = {lab: i for i, lab in enumerate(labels)}
     aindex = np.full((7, len(labels) + 1), -1, dtype=np.int64)
@@ -115,16 +137,21 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
           n_rows: int = 1 << 20, alpha: float = 0.02, rho: float = 0.1, eps: float = 1e-3,
           prune: float = 0.0, seed: int = 0, limit: int | None = None,
           templates=DEFAULT_TEMPLATES, passes: bool = True, bootstrap_rounds: int = 0,
-          bootstrap_epochs: int | None = None,
+          bootstrap_epochs: int | None = None, jackknife: int = 0,
           command: str = "") -> TransitionModel:
     """Train on a CoNLL-U file (or a list of Sentences), select the epoch on dev (path
     or list; None: keep the last). passes=False drops the *-PASS moves (the arc-eager
-    part alone, projective): trees whose oracle needs a PASS are left out of training."""
+    part alone, projective): trees whose oracle needs a PASS are left out of training.
+    jackknife = k > 1 replaces the training UPOS/XPOS by k-fold jackknifed predictions of
+    the project's tagger (`models.text.jackknife`, as `models/graph/train.py` does);
+    lemmas stay gold; dev keeps its own tags."""
     t0 = time.perf_counter()
     sents = (list(read_conllu(train_path)) if isinstance(train_path, (str, Path))
              else list(train_path))[:limit]
     dev = (list(read_conllu(dev_path)) if isinstance(dev_path, (str, Path))
            else list(dev_path or []))
+    if jackknife > 1:
+        sents = _jackknifed(sents, jackknife, seed)
     labels = sorted({w.deprel for s in sents for w in s.words})
     if "root" not in labels:
         raise ValueError("training data has no root label")
@@ -162,7 +189,8 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
                          "data": str(train_path) if data_hash else "<sentences>",
                          "data_sha256_16": data_hash,
                          "sentences": len(sents), "epochs": epochs, "alpha": alpha, "rho": rho,
-                         "eps": eps, "tags": "gold", "bootstrapping": False,
+                         "eps": eps, "bootstrapping": False,
+                         "tags": f"{jackknife}-fold jackknifed" if jackknife > 1 else "gold",
                          "passes": passes}}
     best, best_uas = None, -1.0
     for ep in range(1, epochs + 1):
@@ -212,6 +240,8 @@ def main(argv=None) -> int:
     ap.add_argument("--eps", type=float, default=1e-3)
     ap.add_argument("--prune", type=float, default=0.0)
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--jackknife", type=int, default=0,
+                    help="k-fold jackknifed training tags (0: the file's tags)")
     ap.add_argument("--bootstrap", type=int, default=0,
                     help="rounds of bootstrapping (needs --dev)")
     ap.add_argument("--bootstrap-epochs", type=int, help="epochs per round (default: best epoch)")
@@ -219,7 +249,7 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     train(args.train, args.dev, args.out, epochs=args.epochs, n_rows=1 << args.rows_log2,
           alpha=args.alpha, rho=args.rho, eps=args.eps, prune=args.prune, limit=args.limit,
-          bootstrap_rounds=args.bootstrap, bootstrap_epochs=args.bootstrap_epochs,
+          jackknife=args.jackknife, bootstrap_rounds=args.bootstrap, bootstrap_epochs=args.bootstrap_epochs,
           command="python -m models.transition.train " + " ".join(argv or sys.argv[1:]))
     return 0
 

@@ -113,3 +113,11 @@ def test_without_pass_moves(data_dir):
     for s in sents[120:]:
         heads, _, _, stats = model.parse_encoded(_encode(s), beam=4)
         assert is_valid_tree(heads) and len(root_children(heads)) == 1
+
+
+def test_training_on_jackknifed_tags(ewt):
+    sents = list(islice(read_conllu(str(ewt)), 40))
+    model = train(sents, None, None, epochs=1, n_rows=1 << 12, jackknife=2)
+    assert model.meta["training"]["tags"] == "2-fold jackknifed"
+    assert [w.upos for w in sents[0].words] == [w.upos for w in
+                                                next(read_conllu(str(ewt))).words]  # untouched
