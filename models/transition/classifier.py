@@ -13,9 +13,12 @@ which the compressed model file relies on).
 """
 from __future__ import annotations
 
+import logging
 import math
 
 from numba import njit
+
+logger = logging.getLogger(__name__)
 
 
 @njit(cache=True, _nrt=False)

@@ -12,6 +12,7 @@ Python outer loop (branching, bookkeeping), one numba call per sequence
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,8 @@ from numba import njit
 from .classifier import probabilities
 from .features import N_POS, extract
 from .system import N_ROWS, N_SCALARS, N, apply, finalize, new_state, valid_mask
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass

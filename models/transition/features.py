@@ -17,6 +17,8 @@ row = mix(template id, values...) mod n_rows.
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from numba import njit
 
@@ -59,6 +61,8 @@ DEFAULT_TEMPLATES = (
     # list-based state
     "s0.hh", "s0.hh b0.p", "s0.hh s0.p b0.p", "b0.hh b0.p", "ns nd", "s0.p nd", "s0.p ns",
 )
+
+logger = logging.getLogger(__name__)
 
 
 def parse_templates(templates) -> np.ndarray:

@@ -16,6 +16,8 @@ Every tree, projective or not, is rebuilt exactly (tested on both treebanks).
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from numba import njit
 
@@ -35,6 +37,8 @@ from .system import (
     apply,
     new_state,
 )
+
+logger = logging.getLogger(__name__)
 
 
 @njit(cache=True, _nrt=False)

@@ -34,6 +34,8 @@ Labels are small ints; LSET/RSET are bitsets of dependents' labels (id mod 63).
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from numba import njit
 
@@ -50,6 +52,8 @@ N_ROWS = 12
 # scalars of sc
 NS, ND, J, N = range(4)
 N_SCALARS = 4
+
+logger = logging.getLogger(__name__)
 
 
 @njit(cache=True)
