@@ -111,7 +111,7 @@ def test_without_pass_moves(data_dir):
     model = train(sents[:120], None, None, epochs=1, n_rows=1 << 14, alpha=0.05, passes=False)
     assert not set(model.atype.tolist()) & {4, 5, 6}   # LEFT_PASS, RIGHT_PASS, NO_PASS
     for s in sents[120:]:
-        heads, _, _, stats = model.parse_encoded(_encode(s), beam=4)
+        heads, _, _, _stats = model.parse_encoded(_encode(s), beam=4)
         assert is_valid_tree(heads) and len(root_children(heads)) == 1
 
 
