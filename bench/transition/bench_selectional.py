@@ -139,13 +139,14 @@ def main() -> int:
         f"- date: {now:%Y-%m-%d %H:%M} UTC, commit {commit}",
         f"- machine: {machine()} (shared with other work; numba, one thread)",
         (f"- model: `{shown}`,"
-        f" trained with `{tr.get('command', '?')}`; gold tags, static oracle, best epoch"
+        f" trained with `{tr.get('command', '?')}`; training tags: {tr.get('tags', '?')}, dev tags for model selection:"
+        f" {tr.get('dev_tags', 'gold')}; static oracle; best epoch"
         f" {tr.get('best_epoch', '?')} by greedy dev UAS; {boot}"),
         (f"- data: {args.dev}, {len(dev)} sentences, {words} words, gold UPOS/XPOS/lemmas;"
         " UAS/LAS over every word, punctuation included"),
         f"- margin m = {args.margin:g}, k = 2",
         "",
-        "## en_ewt dev accuracy vs beam (paper Table 4 / Figure 5)",
+        "## en_ewt dev accuracy vs beam, gold tags (paper Table 4 / Figure 5)",
         "",
         "| b_d | UAS | LAS | transitions / sentence | seconds (whole dev) |",
         "|---:|---:|---:|---:|---:|",

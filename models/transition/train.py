@@ -91,6 +91,20 @@ def _jackknifed(sents, k: int, seed: int):
     return out
 
 
+def _retagged(sents, model: str):
+    """Copies of the sentences tagged and lemmatized by a pipeline's front-end."""
+    from ..conllu import Sentence
+    from ..pipeline import Pipeline
+
+    pipe = Pipeline.load(model)
+    out = []
+    for s in sents:
+        upos, xpos, lemmas = pipe.tag([w.form for w in s.words])
+        out.append(Sentence.from_words([replace(w, upos=u, xpos=x, lemma=m) for w, u, x, m
+                                        in zip(s.words, upos, xpos, lemmas)]))
+    return out
+
+
 def build_examples(sents, attrs_list, labels, atype, alabel, table, n_rows):
     lab_id = {lab: i for i, lab in enumerate(labels)}
     aindex = np.full((7, len(labels) + 1), -1, dtype=np.int64)
@@ -138,13 +152,15 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
           prune: float = 0.0, seed: int = 0, limit: int | None = None,
           templates=DEFAULT_TEMPLATES, passes: bool = True, bootstrap_rounds: int = 0,
           bootstrap_epochs: int | None = None, jackknife: int = 0,
+          dev_tagger: str | None = None,
           command: str = "") -> TransitionModel:
     """Train on a CoNLL-U file (or a list of Sentences), select the epoch on dev (path
     or list; None: keep the last). passes=False drops the *-PASS moves (the arc-eager
     part alone, projective): trees whose oracle needs a PASS are left out of training.
     jackknife = k > 1 replaces the training UPOS/XPOS by k-fold jackknifed predictions of
     the project's tagger (`models.text.jackknife`, as `models/graph/train.py` does);
-    lemmas stay gold; dev keeps its own tags."""
+    lemmas stay gold. dev_tagger (a model name or directory with a front-end) re-tags
+    dev (UPOS, XPOS, lemmas) so that epochs and rounds are chosen on predicted tags."""
     t0 = time.perf_counter()
     sents = (list(read_conllu(train_path)) if isinstance(train_path, (str, Path))
              else list(train_path))[:limit]
@@ -175,6 +191,8 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
         atype, alabel = atype[~np.isin(atype, PASS_TYPES)], alabel[~np.isin(atype, PASS_TYPES)]
     table = parse_templates(templates)
     attrs_tr = [_encode(s) for s in sents]
+    if dev_tagger:
+        dev = _retagged(dev, dev_tagger)
     attrs_dev = [_encode(s) for s in dev]
     X, y, V, golds = build_examples(sents, attrs_tr, labels, atype, alabel, table, n_rows)
     logger.info("%d sentences, %d examples, %d actions, %d templates (%.1fs)", len(sents),
@@ -191,6 +209,7 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
                          "sentences": len(sents), "epochs": epochs, "alpha": alpha, "rho": rho,
                          "eps": eps, "bootstrapping": False,
                          "tags": f"{jackknife}-fold jackknifed" if jackknife > 1 else "gold",
+                         "dev_tags": f"predicted ({dev_tagger})" if dev_tagger else "gold",
                          "passes": passes}}
     best, best_uas = None, -1.0
     for ep in range(1, epochs + 1):
@@ -240,6 +259,7 @@ def main(argv=None) -> int:
     ap.add_argument("--eps", type=float, default=1e-3)
     ap.add_argument("--prune", type=float, default=0.0)
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--dev-tagger", help="re-tag dev with this model's front-end")
     ap.add_argument("--jackknife", type=int, default=0,
                     help="k-fold jackknifed training tags (0: the file's tags)")
     ap.add_argument("--bootstrap", type=int, default=0,
@@ -249,7 +269,7 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     train(args.train, args.dev, args.out, epochs=args.epochs, n_rows=1 << args.rows_log2,
           alpha=args.alpha, rho=args.rho, eps=args.eps, prune=args.prune, limit=args.limit,
-          jackknife=args.jackknife, bootstrap_rounds=args.bootstrap, bootstrap_epochs=args.bootstrap_epochs,
+          jackknife=args.jackknife, dev_tagger=args.dev_tagger, bootstrap_rounds=args.bootstrap, bootstrap_epochs=args.bootstrap_epochs,
           command="python -m models.transition.train " + " ".join(argv or sys.argv[1:]))
     return 0
 

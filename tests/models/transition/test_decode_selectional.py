@@ -2,6 +2,7 @@
 file round trip and the serving API (`load`, `decode`, budget validation)."""
 import json
 from itertools import islice
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -121,3 +122,13 @@ def test_training_on_jackknifed_tags(ewt):
     assert model.meta["training"]["tags"] == "2-fold jackknifed"
     assert [w.upos for w in sents[0].words] == [w.upos for w in
                                                 next(read_conllu(str(ewt))).words]  # untouched
+
+
+def test_dev_retagged_by_the_shipped_front_end(ewt):
+    shipped = Path(__file__).resolve().parents[3] / "models" / "pretrained" / "en_ewt"
+    if not (shipped / "frontend").is_dir():
+        pytest.skip("no shipped front-end")
+    sents = list(islice(read_conllu(str(ewt)), 50))
+    model = train(sents[:40], sents[40:], None, epochs=1, n_rows=1 << 12, dev_tagger="en_ewt")
+    assert model.meta["training"]["dev_tags"] == "predicted (en_ewt)"
+    assert "dev_uas_greedy" in model.meta["training"]
