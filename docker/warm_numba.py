@@ -11,8 +11,8 @@ import os
 import sys
 import time
 
-from models.graph.decoders import DECODERS
 from models.parse_cli import parse_stream
+from models.pipeline import Pipeline
 
 logger = logging.getLogger("warm_numba")
 
@@ -21,7 +21,7 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     models = [m for m in os.environ.get("DEPTREE_MODELS", "en_ewt").split(",") if m]
     for model in models:
-        for decoder in DECODERS:
+        for decoder in Pipeline.load(model).decoders():
             t0 = time.perf_counter()
             parse_stream(io.StringIO("The cat sat on the mat .\n"), io.StringIO(), model=model,
                          decoder=decoder, budget={}, input_format="tokens")

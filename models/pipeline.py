@@ -18,6 +18,8 @@ from .graph.decoders import BUDGET_FIELDS, DECODER_DEFAULTS, DECODERS, BudgetErr
 from .graph.model import GraphModel
 from .registry import resolve
 
+SELECTIONAL = "selectional"  # the transition model's decoder (Choi & McCallum 2013)
+
 logger = logging.getLogger(__name__)
 
 
@@ -44,7 +46,7 @@ class ParsedTree:
 
 class Pipeline:
     def __init__(self, directory: Path, meta: dict, graph: GraphModel, tokenizer=None,
-                 tagger=None, lemmatizer=None, feats=None):
+                 tagger=None, lemmatizer=None, feats=None, transition=None):
         self.directory = directory
         self.meta = meta
         self.graph = graph
@@ -52,6 +54,7 @@ class Pipeline:
         self.tagger = tagger
         self.lemmatizer = lemmatizer
         self.feats = feats
+        self.transition = transition
 
     # ---- identity ------------------------------------------------------------
     @property
@@ -64,7 +67,10 @@ class Pipeline:
 
     @property
     def version(self) -> str:
-        return f"{self.meta.get('version', '0')}+{self.graph.version}"
+        v = f"{self.meta.get('version', '0')}+{self.graph.version}"
+        if self.transition is not None:
+            v += f"+t{self.transition_version}"
+        return v
 
     @property
     def labels(self) -> list[str]:
@@ -72,9 +78,15 @@ class Pipeline:
 
     def decoders(self) -> dict[str, dict[str, Any]]:
         """Decoder name -> its budget fields and defaults."""
-        return {name: {"fields": list(BUDGET_FIELDS[name]),
-                       "defaults": dict(DECODER_DEFAULTS.get(name, {}))}
-                for name in DECODERS}
+        out = {name: {"fields": list(BUDGET_FIELDS[name]),
+                      "defaults": dict(DECODER_DEFAULTS.get(name, {}))}
+               for name in DECODERS}
+        if self.transition is not None:
+            from . import transition as transition_model
+
+            out[SELECTIONAL] = {"fields": list(transition_model.BUDGET_FIELDS),
+                                "defaults": dict(transition_model.DEFAULTS)}
+        return out
 
     # ---- loading -------------------------------------------------------------
     @classmethod
@@ -100,9 +112,22 @@ class Pipeline:
                     feats = FeatsGuesser.load(str(fe / "feats"))
             except (OSError, ValueError, KeyError) as exc:
                 raise ModelError(f"cannot load the front-end of {d}: {exc}") from exc
-        logger.info("loaded model %s from %s (order %d%s)", meta.get("name", d.name), d,
-                    graph.order, ", with front-end" if tagger else "")
-        return cls(d, meta, graph, tokenizer, tagger, lemmatizer, feats)
+        transition = None
+        tdir = d / meta.get("transition", "transition")
+        if meta_path.exists() and "transition" in meta and tdir.is_dir():
+            from . import transition as transition_model
+
+            transition = transition_model.load(tdir)
+        logger.info("loaded model %s from %s (order %d%s%s)", meta.get("name", d.name), d,
+                    graph.order, ", with front-end" if tagger else "",
+                    ", with transition parser" if transition else "")
+        pipe = cls(d, meta, graph, tokenizer, tagger, lemmatizer, feats, transition)
+        if transition is not None:
+            import hashlib
+
+            pipe.transition_version = hashlib.sha256(
+                (tdir / "model.json").read_bytes()).hexdigest()[:8]
+        return pipe
 
     # ---- front-end -----------------------------------------------------------
     def tag(self, forms: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
@@ -136,17 +161,28 @@ class Pipeline:
         if upos is None or xpos is None:
             upos, xpos, tagged_lemmas = self.tag(forms)
             lemmas = lemmas or tagged_lemmas
-        res = self.graph.parse(forms, upos, xpos, lemmas, decoder, budget)
+        if decoder == SELECTIONAL:
+            if self.transition is None:
+                raise BudgetError(f"model {self.name} has no transition parser: decoder "
+                                  f"'{SELECTIONAL}' is not available")
+            from . import transition as transition_model
+
+            heads, deprels, score, dstats = transition_model.decode(
+                self.transition, list(forms), list(lemmas) if lemmas else None, list(upos),
+                list(xpos), dict(budget or {}))
+        else:
+            res = self.graph.parse(forms, upos, xpos, lemmas, decoder, budget)
+            heads, deprels, score, dstats = res.heads, res.deprels, res.score, res.stats
         feats = self.feats.predict(forms, upos, xpos) if self.feats else ["_"] * len(forms)
         toks = []
         for i, f in enumerate(forms):
             start, end = offsets[i] if offsets else (None, None)
             toks.append(ParsedToken(i + 1, f, lemmas[i] if lemmas else "_", upos[i], xpos[i],
-                                    res.heads[i], res.deprels[i], start, end, feats[i]))
-        stats = dict(res.stats)
+                                    int(heads[i]), deprels[i], start, end, feats[i]))
+        stats = dict(dstats)
         stats["seconds"] = time.perf_counter() - t0
         stats["seconds_per_token"] = stats["seconds"] / len(forms)
-        return ParsedTree(toks, res.score, stats)
+        return ParsedTree(toks, float(score), stats)
 
     def parse_text(self, text: str, decoder: str = "greedy", budget: dict | None = None,
                    split: bool = True) -> list[ParsedTree]:
