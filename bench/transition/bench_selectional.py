@@ -1,7 +1,8 @@
 """Selectional branching on en_ewt dev: UAS/LAS and transitions per sentence for each
 beam b, speed (tokens/s, warm, one core) for b = 1 and b = 16, and the
 non-projective check on nl_lassysmall (train 90% / test 10%, with and without the
-PASS moves). Writes bench/transition/RESULTS_selectional.md.
+PASS moves). Writes a Markdown report (default runs/bench_selectional.md) whose
+figures are recorded in bench/RESULTS.md.
 
     python bench/transition/bench_selectional.py [--skip-nl]
 """
@@ -101,7 +102,8 @@ def main() -> int:
     ap.add_argument("--margin", type=float, default=MARGIN_DEFAULT)
     ap.add_argument("--skip-nl", action="store_true")
     ap.add_argument("--nl-epochs", type=int, default=5)
-    ap.add_argument("--out", default=str(ROOT / "bench/transition/RESULTS_selectional.md"))
+    ap.add_argument("--out", default=str(ROOT / "runs/bench_selectional.md"),
+                    help="Markdown report (merged by hand into bench/RESULTS.md)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     model = load(args.model)
