@@ -194,6 +194,7 @@ def main() -> int:
         ]
         lines += [f"| {'with' if p else 'without'} | {b} | {u:.2f} | {la:.2f} | {t:.1f} |"
                   for p, b, u, la, t in rows]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("\n".join(lines) + "\n")
     logger.info("wrote %s", args.out)
     return 0
