@@ -9,6 +9,7 @@ into the remaining `deadline_ms` of each sentence, so a batch is answered in tim
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import time
@@ -34,7 +35,7 @@ def tree_dict(tree: ParsedTree) -> dict[str, Any]:
         if t.start is not None:
             d["start"], d["end"] = int(t.start), int(t.end)
         toks.append(d)
-    return {"tokens": toks, "score": float(tree.score), "stats": jsonable(tree.stats)}
+    return {"tokens": toks, "score": jsonable(float(tree.score)), "stats": jsonable(tree.stats)}
 
 
 def jsonable(v: Any) -> Any:
@@ -44,7 +45,9 @@ def jsonable(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return [jsonable(x) for x in v]
     if hasattr(v, "tolist"):            # numpy scalar or array
-        return v.tolist()
+        return jsonable(v.tolist())
+    if isinstance(v, float) and not math.isfinite(v):
+        return None                     # JSON has no inf/nan (e.g. a -inf tree score)
     return v
 
 
