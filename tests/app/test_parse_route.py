@@ -159,3 +159,16 @@ def test_boolean_budget_fields_pass_through(http):
     assert len(s["stats"]["confidence"]) == len(s["tokens"]) and r.json()["budget"]["confidence"]
     r = http.post("/parse", json={"sentences": [sent]})
     assert r.json()["sentences"][0]["cached"] is False       # a different cache key
+
+
+def test_tree_with_infinite_score_is_answered_not_500(http):
+    """Regression: an MST tree scored -inf by the full en_ewt model made /parse answer 500
+    (JSON has no -inf); non-finite numbers are now null."""
+    forms = ("The US has strongly opposed a nuclear weapons program of Iran , yet Israel ,"
+             " which to this day has never officially said that they posses nuclear weapons ,"
+             " ranks around fifth in nuclear strength .").split()      # en_ewt dev, sentence 93
+    for decoder in ("mst", "greedy"):
+        r = http.post("/parse", json={"sentences": [forms], "decoder": decoder})
+        assert r.status_code == 200, r.text
+        score = r.json()["sentences"][0]["score"]
+        assert score is None or isinstance(score, float)
