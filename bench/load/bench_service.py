@@ -79,7 +79,8 @@ def start_server(workers: int, model: str, model_dirs: list[str], log: str):
 def throughput(url: str, model: str, decoder: str, batches: list[list[list[str]]],
                threads: int) -> dict:
     with httpx.Client(base_url=url, timeout=600) as c:
-        c.post("/parse", json={"sentences": batches[0][:2], "model": model, "decoder": decoder})
+        c.post("/parse", json={"sentences": [["Warm", "up", "."]], "model": model,
+                               "decoder": decoder})
 
         def one(batch):
             r = c.post("/parse", json={"sentences": batch, "model": model, "decoder": decoder})
@@ -159,10 +160,16 @@ def main(argv: list[str] | None = None) -> int:
     cut = [s[:25] for s in dev if len(s) > 25]
     lat_src = (exact + cut)[:args.latency_n]
     lat_sents = [list(s) for s in lat_src]
-    lat_ids = {id(s) for s in exact[:args.latency_n]}
-    pool = [s for s in dev if id(s) not in lat_ids]
+    # distinct sentences only, so that no throughput request is answered from the cache
+    seen = {tuple(s) for s in lat_sents}
+    pool = []
+    for s in dev:
+        if tuple(s) not in seen:
+            seen.add(tuple(s))
+            pool.append(s)
+    args.batches = min(args.batches, len(pool) // 32)
     need = 32 * args.batches
-    tp_sents = (pool * (need // len(pool) + 1))[:need]
+    tp_sents = pool[:need]
     batches = [tp_sents[i:i + 32] for i in range(0, need, 32)]
     started = datetime.datetime.now(datetime.UTC).strftime("%a %b %d %H:%M UTC %Y")
     mach = machine()
@@ -204,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for (w, d), r in sorted(results.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         ratio = r["tp"]["sent_per_s"] / base[d]["sent_per_s"]
+        assert r["tp"]["fresh"] == need, "a throughput request was answered from the cache"
         lines.append(f"| {d} | {w} | {r['tp']['sent_per_s']:.1f} | {r['tp']['tok_per_s']:.0f} |"
                      f" {ratio:.2f} |")
     for d, b in base.items():
@@ -219,7 +227,10 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {d} | {w} | {m['p50'] * 1e3:.1f} | {m['p95'] * 1e3:.1f} |"
                      f" {m['p99'] * 1e3:.1f} | {h['p50'] * 1e3:.1f} | {h['p95'] * 1e3:.1f} |"
                      f" {h['p99'] * 1e3:.1f} |")
-    lines += ["", "Goal: service / in-process >= 0.8 for batches of 32 with one worker."]
+    lines += ["", ("Goal: service / in-process >= 0.8 for batches of 32 with one worker. With"
+                   " one worker the gateway (HTTP, JSON, validation) runs on the second core while"
+                   " the worker decodes, so the service can go faster than the single in-process"
+                   " loop, which also formats CoNLL-U between sentences.")]
     report = "\n".join(lines) + "\n"
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(report)
