@@ -136,11 +136,15 @@ def decode_greedy(sc: Scorer, budget: dict) -> Decoded:
 
 def decode_mst_exact(sc: Scorer, budget: dict) -> Decoded:
     """Exact first-order MST (Chu-Liu-Edmonds) under the model's first-order model
-    (for a higher-order model: the first-order model it prunes with, over all
-    arcs); the tree's score is reported under the full model."""
+    (for a higher-order model: the first-order model it prunes with) over the same
+    pruned arcs the other decoders search, so the tree's score under the full
+    model (reported) is always finite."""
     _deadline(budget)
     t0 = time.perf_counter()
-    heads = decode_mst(sc.first_order if sc.first_order is not None else sc.S)
+    if sc.first_order is not None:
+        heads = decode_mst(np.where(sc.allowed, sc.first_order, -np.inf))
+    else:
+        heads = decode_mst(sc.S)
     score = sc.score(heads) if sc.order > 1 else float(sum(sc.S[heads[1:], np.arange(1, len(heads))]))
     return Decoded(heads, score, {"seconds": time.perf_counter() - t0, "deadline_hit": False})
 

@@ -89,3 +89,22 @@ def test_malformed_parse_input_is_a_clear_error(tiny):
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
     assert ":1:" in r.stderr and "HEAD" in r.stderr
+
+
+def test_mst_score_is_finite_on_the_shipped_model():
+    """Regression: mst over all arcs of the pruner could pick an arc the full model had
+    pruned, and its score was -inf (a 500 from /parse: JSON has no infinity)."""
+    import math
+
+    from models.graph.encode import encode
+    from models.pipeline import Pipeline
+
+    graph = Pipeline.load("en_ewt").graph
+    sents = list(itertools.islice(read_conllu(DATA / "dev.conllu"), 120))
+    for s in sents:
+        w = s.words
+        enc = encode([x.form for x in w], [x.lemma for x in w], [x.upos for x in w],
+                     [x.xpos for x in w])
+        res = graph.decode(enc, "mst", {})
+        assert math.isfinite(res.score), s.text
+        assert is_valid_tree(res.heads)
