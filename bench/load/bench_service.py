@@ -14,7 +14,7 @@ decoder and default budget through `models.parse_cli.parse_stream` (what
 
 Usage (repository root; quiet machine):
     python bench/load/bench_service.py [--workers 1 2] [--batches 16] [--latency-n 100]
-        [--model en_ewt] [--model-dir DIR] [--out bench/load/RESULTS_service.md]
+        [--model en_ewt] [--model-dir DIR] [--out runs/bench_service.md]
 Writes the Markdown report to --out and prints it.
 """
 from __future__ import annotations
@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--decoders", nargs="+", help="default: every decoder the service lists")
     p.add_argument("--batches", type=int, default=16, help="requests of 32 sentences")
     p.add_argument("--latency-n", type=int, default=100)
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "load", "RESULTS_service.md"))
+    p.add_argument("--out", default=os.path.join(ROOT, "runs", "bench_service.md"),
+                   help="Markdown report (its figures are recorded in bench/RESULTS.md)")
     p.add_argument("--log", default="/tmp/deptree_bench_service.log")
     args = p.parse_args(argv)
 
@@ -232,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                    " the worker decodes, so the service can go faster than the single in-process"
                    " loop, which also formats CoNLL-U between sentences.")]
     report = "\n".join(lines) + "\n"
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(report)
     sys.stdout.write(report)
