@@ -43,6 +43,9 @@ SECONDS_PER_TOKEN = Histogram(
 RESTARTS_USED = Histogram(
     "deptree_restarts_used", "hill-climbing restarts used per sentence", MODEL_DECODER,
     buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000))
+BRANCHES_TAKEN = Histogram(
+    "deptree_branches_taken", "selectional branching: extra sequences branched per sentence",
+    MODEL_DECODER, buckets=(0, 1, 2, 4, 8, 16, 32, 64))
 TOKENS = Counter("deptree_tokens", "tokens parsed (not from cache)", MODEL_DECODER)
 SENTENCES = Counter("deptree_sentences", "sentences parsed (not from cache)", MODEL_DECODER)
 DEADLINE_HITS = Counter("deptree_deadline_hits", "sentences whose deadline hit", MODEL_DECODER)
@@ -90,6 +93,8 @@ def observe_tree(model: str, decoder: str, tree: dict) -> None:
         SECONDS_PER_TOKEN.labels(model, decoder).observe(float(stats["seconds_per_token"]))
     if "restarts_used" in stats:
         RESTARTS_USED.labels(model, decoder).observe(float(stats["restarts_used"]))
+    if "branches" in stats:
+        BRANCHES_TAKEN.labels(model, decoder).observe(float(stats["branches"]))
     if stats.get("deadline_hit"):
         DEADLINE_HITS.labels(model, decoder).inc()
 
