@@ -132,6 +132,21 @@ def _visit_order(depth, visit, counts):
 
 
 @njit(cache=True, _nrt=False)
+def moved_local(heads, m, b, fa_new, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf):
+    """Local score once the detached word m (heads[m] == NO_HEAD) hangs under b:
+    F(a) without m (fa_new, the same for every b), the new F(b) and F(m), and the
+    head bigrams at m and m+1. heads[m] is NO_HEAD again on return."""
+    heads[m] = b
+    new = fa_new \
+        + head_score(b, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf) \
+        + head_score(m, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf) \
+        + bigram_score(m, heads, order, attrs, up, w, mask, mk, mv, mf, buf) \
+        + bigram_score(m + 1, heads, order, attrs, up, w, mask, mk, mv, mf, buf)
+    heads[m] = NO_HEAD
+    return new
+
+
+@njit(cache=True, _nrt=False)
 def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
                parts, buf, depth, visit, counts, F, B, hs, ms):
     """Climb from `heads` to a local optimum in place; return the tree's score.
@@ -177,13 +192,8 @@ def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv
                 b = cand[m, kk]
                 if b == a or _is_descendant(heads, b, m):
                     continue
-                heads[m] = b
-                new = fa_new \
-                    + head_score(b, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf) \
-                    + head_score(m, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf) \
-                    + bigram_score(m, heads, order, attrs, up, w, mask, mk, mv, mf, buf) \
-                    + bigram_score(m + 1, heads, order, attrs, up, w, mask, mk, mv, mf, buf)
-                heads[m] = NO_HEAD
+                new = moved_local(heads, m, b, fa_new, order, S, attrs, up, w, mask, mk, mv, mf,
+                                  parts, buf)
                 delta = new - old_base - F[b]
                 if delta > best_delta:
                     best_delta = delta

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .decode_greedy import _distinct_sum, _is_descendant, _local
+from .decode_greedy import _distinct_sum, _is_descendant, _local, moved_local
 from .features import MAX_FEATURES
 from .rng import randint, uniform
 from .scoring import NO_HEAD, bigram_score, head_score
@@ -125,13 +125,8 @@ def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, 
         elif _is_descendant(heads, b, m):
             continue
         else:
-            heads[m] = b
-            new = fa_new \
-                + head_score(b, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf) \
-                + head_score(m, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf) \
-                + bigram_score(m, heads, order, attrs, up, w, mask, mk, mv, mf, buf) \
-                + bigram_score(m + 1, heads, order, attrs, up, w, mask, mk, mv, mf, buf)
-            heads[m] = NO_HEAD
+            new = moved_local(heads, m, b, fa_new, order, S, attrs, up, w, mask, mk, mv, mf,
+                              parts, buf)
             delta[k] = new - base - F[b]
         opt[k] = b
         k += 1
