@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .classifier import probabilities
+from .classifier import compact_probabilities
 from .features import N_POS, extract
 from .system import N_ROWS, N_SCALARS, N, apply, finalize, new_state, valid_mask
 
@@ -48,8 +48,8 @@ class Scratch:
 
 
 @njit(cache=True, _nrt=False)
-def _run_sequence(st, sc, attrs, table, W, atype, alabel, root_label, margin, cap,
-                  rows, valid, probs, pos, pool_st, pool_sc, pool_f, pool_a, acc):
+def _run_sequence(st, sc, attrs, table, row_of, Wc, sp, atype, alabel, root_label, margin,
+                  cap, rows, valid, probs, pos, pool_st, pool_sc, pool_f, pool_a, acc):
     """Parse greedily from (st, sc) to a terminal state, in place.
 
     acc: float64 (3,) running (sum of move probabilities, moves) on entry and exit,
@@ -58,11 +58,11 @@ def _run_sequence(st, sc, attrs, table, W, atype, alabel, root_label, margin, ca
     kept in pool_* (st, sc, [alt prob, sum, count], alt action); returns their number.
     """
     kept = 0
-    n_rows = W.shape[0]
+    n_rows = row_of.shape[0]
     while sc[2] <= sc[N]:
         extract(st, sc, attrs, table, n_rows, pos, rows)
         valid_mask(st, sc, atype, alabel, root_label, valid)
-        best = probabilities(W, rows, valid, probs)
+        best = compact_probabilities(row_of, Wc, sp, rows, valid, probs)
         if best < 0:
             break
         pb = probs[best]
@@ -102,19 +102,22 @@ def _run_sequence(st, sc, attrs, table, W, atype, alabel, root_label, margin, ca
     return kept
 
 
-def parse(attrs: np.ndarray, table: np.ndarray, W: np.ndarray, atype: np.ndarray,
+def parse(attrs: np.ndarray, table: np.ndarray, weights: tuple, atype: np.ndarray,
           alabel: np.ndarray, root_label: int, fallback_label: int, beam: int,
           margin: float, scratch: Scratch | None = None):
     """Parse one encoded sentence; returns (heads int64 (n+1,), label ids int64 (n+1,),
-    score = average move probability of the winning sequence, stats dict)."""
+    score = average move probability of the winning sequence, stats dict).
+
+    weights: compact (row_of, Wc, sp), see `classifier`."""
+    row_of, Wc, sp = weights
     n = attrs.shape[0] - 1
     cap = beam - 1
-    s = scratch or Scratch.make(n, table.shape[0], W.shape[1], cap)
+    s = scratch or Scratch.make(n, table.shape[0], Wc.shape[1], cap)
     st, sc = new_state(n)
     acc = np.zeros(3, np.float64)
-    kept = _run_sequence(st, sc, attrs, table, W, atype, alabel, root_label, margin, cap,
-                         s.rows, s.valid, s.probs, s.pos, s.pool_st, s.pool_sc, s.pool_f,
-                         s.pool_a, acc)
+    kept = _run_sequence(st, sc, attrs, table, row_of, Wc, sp, atype, alabel, root_label,
+                         margin, cap, s.rows, s.valid, s.probs, s.pos, s.pool_st, s.pool_sc,
+                         s.pool_f, s.pool_a, acc)
     transitions = int(acc[1])
     low_conf = int(acc[2])
     best_st, best_avg = st, acc[0] / max(acc[1], 1.0)
@@ -129,9 +132,9 @@ def parse(attrs: np.ndarray, table: np.ndarray, W: np.ndarray, atype: np.ndarray
             acc[0] = pf[1] + pf[0]
             acc[1] = pf[2] + 1
             before = acc[1]
-            _run_sequence(pst, psc, attrs, table, W, atype, alabel, root_label, margin, 0,
-                          s.rows, s.valid, s.probs, s.pos, s.pool_st, s.pool_sc, s.pool_f,
-                          s.pool_a, acc)
+            _run_sequence(pst, psc, attrs, table, row_of, Wc, sp, atype, alabel, root_label,
+                          margin, 0, s.rows, s.valid, s.probs, s.pos, s.pool_st, s.pool_sc,
+                          s.pool_f, s.pool_a, acc)
             transitions += int(acc[1] - before) + 1
             avg = acc[0] / acc[1]
             if avg > best_avg:

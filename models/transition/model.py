@@ -4,6 +4,8 @@ On disk (a directory): `model.json`, a self-describing header (format version,
 transition system, labels, actions, templates, hash-table size, training command
 and data hash, decoder defaults), and `weights.npz`, the non-zero weights as gaps between
 their sorted flat indices (uint32) and float16 values, compressed. No pickle.
+A loaded model keeps them compact (`classifier.compact`: row map, dense rows, packed
+pairs; en_ewt 56 MB instead of a 444 MB dense table); training uses a dense W.
 
 Serving API (what `worker/` imports): `load(directory)` and
 `decode(model, forms, lemmas, upos, xpos, budget) -> (heads, deprels, score, stats)`.
@@ -22,6 +24,7 @@ import numpy as np
 
 from ..errors import Errors, ModelError
 from ..graph.encode import encode
+from .classifier import compact, flat_weights, identity_weights
 from .decode import Scratch, parse
 from .features import parse_templates
 
@@ -43,32 +46,66 @@ class TransitionModel:
     atype: np.ndarray        # int64 (A,)
     alabel: np.ndarray       # int64 (A,), -1 for NO-* moves
     templates: list[str]
-    W: np.ndarray            # float32 (n_rows, A)
+    W: np.ndarray | None     # float32 (n_rows, A) dense (training); None once loaded
     meta: dict[str, Any] = field(default_factory=dict)
+    # (row_of, Wc, sp), see `classifier`: what decoding reads.
+    # A loaded model holds only these (en_ewt 56 MB instead of a 444 MB dense W);
+    # with a dense W they are its identity map (and follow in-place updates of W).
+    weights: tuple | None = None
 
     def __post_init__(self) -> None:
+        if self.weights is None:
+            if self.W is None:
+                raise ValueError("TransitionModel needs W or compact weights")
+            self.weights = identity_weights(self.W)
         self.table = parse_templates(self.templates)
         self.root_label = self.labels.index("root")
         self.fallback_label = self.labels.index("dep") if "dep" in self.labels else 0
 
     @property
     def n_rows(self) -> int:
-        return self.W.shape[0]
+        return self.weights[0].shape[0]
+
+    def dense_weights(self) -> np.ndarray:
+        """The dense float32 (n_rows, A) table (built from the compact weights of a
+        loaded model: 444 MB for en_ewt, for training and tests only)."""
+        if self.W is not None:
+            return self.W
+        flat, vals = flat_weights(*self.weights)
+        W = np.zeros(self.n_rows * len(self.atype), np.float32)
+        W[flat] = vals
+        return W.reshape(self.n_rows, len(self.atype))
+
+    def nbytes(self) -> int:
+        """Bytes held by the model's weight arrays."""
+        arrays = list(self.weights) + ([self.W] if self.W is not None else [])
+        seen, total = set(), 0
+        for a in arrays:
+            if id(a) not in seen:
+                seen.add(id(a))
+                total += a.nbytes
+        return total
 
     def parse_encoded(self, attrs: np.ndarray, beam: int = 1, margin: float = MARGIN_DEFAULT,
                       scratch: Scratch | None = None):
-        return parse(attrs, self.table, self.W, self.atype, self.alabel, self.root_label,
+        return parse(attrs, self.table, self.weights, self.atype, self.alabel, self.root_label,
                      self.fallback_label, beam, margin, scratch)
 
     # ---- files ---------------------------------------------------------------------
     def save(self, directory: str | Path, prune: float = 0.0) -> None:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        flat = self.W.ravel()
-        idx = np.flatnonzero(np.abs(flat) > prune).astype(np.uint32)
+        if self.W is not None:
+            flat = self.W.ravel()
+            idx = np.flatnonzero(np.abs(flat) > prune).astype(np.uint32)
+            value = flat[idx]
+        else:
+            nz, vals = flat_weights(*self.weights)
+            keep = np.abs(vals) > prune
+            idx, value = nz[keep].astype(np.uint32), vals[keep]
         # sorted flat indices stored as gaps: small numbers, which compress far better
         gaps = np.diff(idx, prepend=np.uint32(0)).astype(np.uint32)
-        np.savez_compressed(d / "weights.npz", gaps=gaps, value=flat[idx].astype(np.float16))
+        np.savez_compressed(d / "weights.npz", gaps=gaps, value=value.astype(np.float16))
         header = {
             "format": FORMAT, "version": VERSION, "system": SYSTEM,
             "labels": self.labels, "actions": [[int(t), int(la)] for t, la in
@@ -89,18 +126,24 @@ class TransitionModel:
             if header.get("format") != FORMAT or header.get("version") != VERSION:
                 raise ValueError(f"format {header.get('format')!r} version "
                                  f"{header.get('version')!r}, expected {FORMAT!r} {VERSION}")
-            with np.load(d / "weights.npz", allow_pickle=False) as z:
-                idx, val = np.cumsum(z["gaps"], dtype=np.int64), z["value"]
             actions = np.array(header["actions"], dtype=np.int64).reshape(-1, 2)
-            W = np.zeros(header["n_rows"] * len(actions), dtype=np.float32)
-            W[idx] = val.astype(np.float32)
-            W = W.reshape(header["n_rows"], len(actions))
+            n_rows, n_actions = int(header["n_rows"]), len(actions)
+            with np.load(d / "weights.npz", allow_pickle=False) as z:
+                gaps, val = z["gaps"], z["value"]
+            # gaps are uint32 and the flat indices < 2^32 (save writes them as uint32)
+            if gaps.ndim != 1 or gaps.shape != val.shape:
+                raise ValueError("weights.npz: gaps and value differ in shape")
+            if int(gaps.sum(dtype=np.uint64)) >= n_rows * n_actions or \
+                    (gaps.size > 1 and not gaps[1:].all()):
+                raise ValueError("weight indices not increasing within the table")
+            weights = compact(gaps, val.astype(np.float16, copy=False), n_rows, n_actions)
+            del gaps, val
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ModelError(Errors.E050.format(path=d, reason=exc)) from exc
         meta = {k: v for k, v in header.items()
                 if k not in ("labels", "actions", "templates", "n_rows", "weights")}
         return cls(list(header["labels"]), actions[:, 0].copy(), actions[:, 1].copy(),
-                   list(header["templates"]), W, meta)
+                   list(header["templates"]), None, meta, weights)
 
 
 def load(directory: str | Path) -> TransitionModel:
