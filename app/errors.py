@@ -27,6 +27,8 @@ logger = logging.getLogger(__name__)
 CODES: dict[str, int] = {
     # 400: the body cannot be read
     "malformed_json": 400, "invalid_utf8": 400, "bad_request": 400,
+    # 401: the API key is missing or wrong
+    "unauthorized": 401,
     # 413: size limits
     "body_too_large": 413, "too_many_sentences": 413, "too_many_tokens": 413,
     "too_many_characters": 413,

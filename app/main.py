@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from . import metrics
 from .api.routes import health, models, parse, process, ui
@@ -18,7 +18,8 @@ from .cache import make_cache
 from .core.config import Settings, get_settings
 from .dispatch import make_dispatcher
 from .errors import install_handlers
-from .middleware import BodyLimitMiddleware, MetricsMiddleware
+from .api.deps import require_api_key
+from .middleware import BodyLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from .service import ParseService
 
 logger = logging.getLogger(__name__)
@@ -50,7 +51,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_handlers(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware)
-    for r in (parse.router, process.router, models.router, health.router, ui.router):
+    app.add_middleware(RequestIdMiddleware)
+    for r in (parse.router, process.router):
+        app.include_router(r, dependencies=[Depends(require_api_key)])
+    for r in (models.router, health.router, ui.router):
         app.include_router(r)
     return app
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
+import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -103,3 +105,29 @@ class MetricsMiddleware:
             path = getattr(route, "path", None) or "unmatched"
             metrics.REQUEST_SECONDS.labels(path, scope.get("method", ""), str(status)).observe(
                 time.perf_counter() - t0)
+
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+class RequestIdMiddleware:
+    """Every answer carries an X-Request-ID: the client's (if it is 1-64 characters of
+    [A-Za-z0-9._-], so no user string reaches a log line unbounded) or a new one."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
+        rid = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = rid
+
+        async def with_id(msg: Message) -> None:
+            if msg["type"] == "http.response.start":
+                msg["headers"] = [*msg.get("headers", []), (b"x-request-id", rid.encode())]
+            await send(msg)
+
+        await self.app(scope, receive, with_id)

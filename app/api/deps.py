@@ -9,6 +9,7 @@ generic one.
 """
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 from typing import Annotated
@@ -79,6 +80,20 @@ async def read_parse_request(request: Request) -> ParseRequest:
         loc = ".".join(str(p) for p in first["loc"] if not str(p).startswith(("str", "list[")))
         raise ServiceError("wrong_type", f"{loc or 'body'}: {first['msg']}",
                            value=loc or None) from None
+
+
+def require_api_key(request: Request, settings: Annotated[Settings, Depends(get_settings)]
+                    ) -> None:
+    """401 unless the request carries the configured API key (no key set: open)."""
+    if not settings.api_key:
+        return
+    given = request.headers.get("x-api-key", "")
+    auth = request.headers.get("authorization", "")
+    if not given and auth.lower().startswith("bearer "):
+        given = auth[7:].strip()
+    if not hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
+                               settings.api_key.encode("utf-8")):
+        raise ServiceError("unauthorized", "missing or wrong API key (header X-API-Key)")
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]

@@ -57,6 +57,9 @@ class Settings(BaseSettings):
     redis_maxmemory_policy: str | None = Field(None, description='e.g. "allkeys-lru"')
     ready_requires_cache: bool = Field(
         False, description="report not ready (503) while the Redis cache is down")
+    api_key: str | None = Field(
+        None, description="when set, /parse and /process need it in the X-API-Key header "
+                          "(or as 'Authorization: Bearer KEY'); compared in constant time")
 
     # ---- limits --------------------------------------------------------------
     max_sentences: int = Field(256, ge=1)
