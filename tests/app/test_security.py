@@ -1,21 +1,9 @@
 """Optional API key on /parse and /process; request ids on every answer (issue 8, part 4)."""
 from __future__ import annotations
 
-import pytest
 
-
-@pytest.fixture(scope="module")
-def keyed(model_dirs, tmp_path_factory):
-    from conftest import _servers, stop_process
-
-    start, servers = _servers(model_dirs, tmp_path_factory)
-    srv = start(workers=1, env={"DEPTREE_API_KEY": "s3cret-key"})
-    yield srv
-    for s in servers:
-        stop_process(s.proc)
-
-
-def test_parse_needs_the_key(keyed):
+def test_api_key_and_request_ids(serve):
+    keyed = serve(workers=1, env={"DEPTREE_API_KEY": "s3cret-key"})
     with keyed.client() as c:
         body = {"sentences": [["A", "keyed", "test", "."]], "decoder": "mst"}
         r = c.post("/parse", json=body)
@@ -33,9 +21,7 @@ def test_parse_needs_the_key(keyed):
         assert c.get("/health").status_code == 200
         assert c.get("/models").status_code == 200
 
-
-def test_request_id_echoed_or_made(keyed):
-    with keyed.client() as c:
+        # request ids: the client's when well-formed, else a new one
         r = c.get("/health", headers={"X-Request-ID": "abc-123"})
         assert r.headers["x-request-id"] == "abc-123"
         r = c.get("/health", headers={"X-Request-ID": ("bad id with spaces " * 10).strip()})
