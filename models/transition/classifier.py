@@ -32,21 +32,12 @@ logger = logging.getLogger(__name__)
 
 
 @njit(cache=True, _nrt=False)
-def probabilities(W, rows, valid, out):
-    """out[a] = P(a | rows) over the valid actions (0 for invalid ones).
-
-    W: float32 (R, A); rows: int64 (T,); valid: bool (A,); out: float64 (A,).
-    Returns the best valid action, or -1 when none is valid.
-    """
-    A = W.shape[1]
+def _softmax_valid(out, valid):
+    """Turn the scores out[a] into probabilities over the valid actions in place (0 for
+    invalid ones); return the best valid action, or -1 when none is valid."""
+    A = out.shape[0]
     best = -1
     top = -1e300
-    for a in range(A):
-        out[a] = 0.0
-    for t in range(rows.shape[0]):
-        r = rows[t]
-        for a in range(A):
-            out[a] += W[r, a]
     for a in range(A):
         if valid[a] and out[a] > top:
             top = out[a]
@@ -64,6 +55,23 @@ def probabilities(W, rows, valid, out):
     for a in range(A):
         out[a] /= z
     return best
+
+
+@njit(cache=True, _nrt=False)
+def probabilities(W, rows, valid, out):
+    """out[a] = P(a | rows) over the valid actions (0 for invalid ones).
+
+    W: float32 (R, A); rows: int64 (T,); valid: bool (A,); out: float64 (A,).
+    Returns the best valid action, or -1 when none is valid.
+    """
+    A = W.shape[1]
+    for a in range(A):
+        out[a] = 0.0
+    for t in range(rows.shape[0]):
+        r = rows[t]
+        for a in range(A):
+            out[a] += W[r, a]
+    return _softmax_valid(out, valid)
 
 
 # float32 value of every float16 bit pattern (the stored weights are float16)
@@ -209,25 +217,7 @@ def compact_probabilities(row_of, Wc, sp, rows, valid, out):
                 out[v >> 16] += F16[v & 0xFFFF]
                 e += 1
                 v = sp[e]
-    best = -1
-    top = -1e300
-    for a in range(A):
-        if valid[a] and out[a] > top:
-            top = out[a]
-            best = a
-    if best < 0:
-        return -1
-    z = 0.0
-    for a in range(A):
-        if valid[a]:
-            e = math.exp(out[a] - top)
-            out[a] = e
-            z += e
-        else:
-            out[a] = 0.0
-    for a in range(A):
-        out[a] /= z
-    return best
+    return _softmax_valid(out, valid)
 
 
 @njit(cache=True, _nrt=False)
