@@ -4,7 +4,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pytest
 
 from models.graph.encode import encode
 from models.tree import is_valid_tree
@@ -26,3 +25,29 @@ def random_sentence(rng: np.random.Generator, n: int):
                   list(rng.choice(tags, n)), list(rng.choice(["A", "B", "C"], n)))
 
 
+MASK = (1 << 14) - 1
+
+
+def first_order_scorer(rng: np.random.Generator, n: int):
+    """A Scorer with random arc scores and no higher-order weight."""
+    from models.graph.decoders import Scorer
+    from models.graph.prune import all_arcs
+
+    enc = random_sentence(rng, n)
+    S = rng.normal(size=(n + 1, n + 1))
+    allowed = all_arcs(n)
+    S[~allowed] = -np.inf
+    return Scorer(1, S, allowed, enc.attrs, enc.upos_prefix, np.zeros(MASK + 1, np.float32), MASK)
+
+
+def third_order_scorer(rng: np.random.Generator, n: int, allowed=None, scale: float = 1.0):
+    """A third-order Scorer with random hashed weights (times scale)."""
+    from models.graph.decoders import Scorer
+    from models.graph.prune import all_arcs
+    from models.graph.scoring import arc_scores
+
+    enc = random_sentence(rng, n)
+    w = (scale * rng.normal(size=MASK + 1)).astype(np.float32)
+    allowed = all_arcs(n) if allowed is None else allowed
+    S = arc_scores(enc.attrs, enc.upos_prefix, w, np.uint64(MASK), allowed)
+    return Scorer(3, S, allowed, enc.attrs, enc.upos_prefix, w, MASK)

@@ -1,8 +1,8 @@
 """Per-arc confidence of the sampling and greedy decoders."""
 import numpy as np
 import pytest
-from graph_fixtures import all_trees
-from test_decode_sampling import _first_order_scorer, _search, _third_order_scorer
+from graph_fixtures import all_trees, first_order_scorer, third_order_scorer
+from test_decode_sampling import _search
 
 from models.graph.confidence import optima_confidence, sample_confidence
 from models.graph.decoders import BudgetError, decode_greedy, decode_sampling
@@ -11,7 +11,7 @@ from models.graph.decoders import BudgetError, decode_greedy, decode_sampling
 @pytest.mark.parametrize("decoder", [decode_greedy, decode_sampling])
 def test_confidence_is_a_probability_per_word(rng, decoder):
     for n in (1, 2, 7, 30):
-        sc = _third_order_scorer(rng, n, scale=0.1)
+        sc = third_order_scorer(rng, n, scale=0.1)
         res = decoder(sc, {"confidence": True})
         conf = res.stats["confidence"]
         assert isinstance(conf, list) and len(conf) == n
@@ -21,7 +21,7 @@ def test_confidence_is_a_probability_per_word(rng, decoder):
 
 @pytest.mark.parametrize("decoder", [decode_greedy, decode_sampling])
 def test_confidence_does_not_change_the_tree(rng, decoder):
-    sc = _third_order_scorer(rng, 20, scale=0.1)
+    sc = third_order_scorer(rng, 20, scale=0.1)
     plain = decoder(sc, {"seed": 3})
     conf = decoder(sc, {"seed": 3, "confidence": True})
     assert np.array_equal(plain.heads, conf.heads)
@@ -32,7 +32,7 @@ def test_confidence_does_not_change_the_tree(rng, decoder):
 @pytest.mark.parametrize("decoder", [decode_greedy, decode_sampling])
 def test_one_when_every_sample_agrees(rng, decoder):
     """Margins of 1000 per arc: no sample and no restart leaves the optimum."""
-    sc = _first_order_scorer(rng, 8)
+    sc = first_order_scorer(rng, 8)
     S = sc.S * 0.01
     S[sc.S == -np.inf] = -np.inf
     heads = np.array([-1, 2, 0, 2, 3, 3, 5, 5, 7])
@@ -47,7 +47,7 @@ def test_sampling_confidence_estimates_the_head_marginal():
     """Long confidence chain on n = 4: the agreement fractions approach the exact
     marginals p(head of m = decoded head) under exp(s/T), by enumeration."""
     rng = np.random.default_rng(7)
-    sc = _third_order_scorer(rng, 4, scale=0.3)
+    sc = third_order_scorer(rng, 4, scale=0.3)
     T = 1.0
     res = _search(sc, samples=50, confidence_sweeps=60_000, confidence_temperature=T)
     trees = list(all_trees(4))
@@ -80,7 +80,7 @@ def test_optima_confidence_fixture():
 
 
 def test_deadline_before_any_confidence_sample_gives_none(rng):
-    sc = _third_order_scorer(rng, 60, scale=0.2)
+    sc = third_order_scorer(rng, 60, scale=0.2)
     res = decode_sampling(sc, {"confidence": True, "samples": 100000, "converge": 100000,
                                "deadline_ms": 0.001})
     assert res.stats["deadline_hit"] is True
@@ -91,6 +91,6 @@ def test_deadline_before_any_confidence_sample_gives_none(rng):
 @pytest.mark.parametrize("decoder", [decode_greedy, decode_sampling])
 @pytest.mark.parametrize("value", ["true", 1, 0, None])
 def test_confidence_must_be_a_bool(rng, decoder, value):
-    sc = _third_order_scorer(rng, 3)
+    sc = third_order_scorer(rng, 3)
     with pytest.raises(BudgetError):
         decoder(sc, {"confidence": value})

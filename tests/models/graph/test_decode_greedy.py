@@ -1,39 +1,19 @@
 """Greedy hill-climbing: valid trees, determinism, optimality on small graphs."""
 import numpy as np
 import pytest
+from graph_fixtures import MASK, all_trees, first_order_scorer, third_order_scorer
 
 from models.graph.decode_mst import decode_mst
 from models.graph.decoders import Scorer, decode_greedy, decode_mst_exact
-from models.graph.prune import all_arcs, prune
-from models.graph.scoring import arc_scores
+from models.graph.prune import prune
 from models.tree import is_valid_tree
-
-from graph_fixtures import all_trees, random_sentence
-
-MASK = (1 << 14) - 1
-
-
-def _first_order_scorer(rng, n):
-    enc = random_sentence(rng, n)
-    S = rng.normal(size=(n + 1, n + 1))
-    allowed = all_arcs(n)
-    S[~allowed] = -np.inf
-    return Scorer(1, S, allowed, enc.attrs, enc.upos_prefix, np.zeros(MASK + 1, np.float32), MASK)
-
-
-def _third_order_scorer(rng, n, allowed=None):
-    enc = random_sentence(rng, n)
-    w = rng.normal(size=MASK + 1).astype(np.float32)
-    allowed = all_arcs(n) if allowed is None else allowed
-    S = arc_scores(enc.attrs, enc.upos_prefix, w, np.uint64(MASK), allowed)
-    return Scorer(3, S, allowed, enc.attrs, enc.upos_prefix, w, MASK)
 
 
 @pytest.mark.parametrize("init", ["uniform", "first_order", "mst"])
 def test_first_order_reaches_mst_optimum(rng, init):
     for _ in range(40):
         n = int(rng.integers(1, 8))
-        sc = _first_order_scorer(rng, n)
+        sc = first_order_scorer(rng, n)
         res = decode_greedy(sc, {"restarts": 200, "converge": 60, "init": init})
         heads = decode_mst(sc.S)
         best = float(sc.S[heads[1:], np.arange(1, n + 1)].sum())
@@ -43,7 +23,7 @@ def test_first_order_reaches_mst_optimum(rng, init):
 
 def test_third_order_finds_brute_force_optimum(rng):
     for n in (2, 3, 4, 5):
-        sc = _third_order_scorer(rng, n)
+        sc = third_order_scorer(rng, n)
         best = max(sc.score(t) for t in all_trees(n))
         res = decode_greedy(sc, {"restarts": 300, "converge": 100})
         assert is_valid_tree(res.heads)
@@ -56,7 +36,7 @@ def test_always_valid_tree_on_pruned_graphs(rng):
         n = int(rng.integers(1, 40))
         S1 = rng.normal(size=(n + 1, n + 1)) * 3
         allowed = prune(S1, 0.005, 3)
-        sc = _third_order_scorer(rng, n, allowed)
+        sc = third_order_scorer(rng, n, allowed)
         for decoder in (decode_greedy, decode_mst_exact):
             res = decoder(sc, {"restarts": 5, "converge": 2})
             assert is_valid_tree(res.heads), res.heads
@@ -64,7 +44,7 @@ def test_always_valid_tree_on_pruned_graphs(rng):
 
 
 def test_deterministic_for_a_seed(rng):
-    sc = _third_order_scorer(rng, 25)
+    sc = third_order_scorer(rng, 25)
     a = decode_greedy(sc, {"restarts": 20, "converge": 5, "seed": 7})
     b = decode_greedy(sc, {"restarts": 20, "converge": 5, "seed": 7})
     assert np.array_equal(a.heads, b.heads)
@@ -74,7 +54,7 @@ def test_deterministic_for_a_seed(rng):
 
 
 def test_stats_and_budget(rng):
-    sc = _third_order_scorer(rng, 12)
+    sc = third_order_scorer(rng, 12)
     res = decode_greedy(sc, {"restarts": 30, "converge": 1000})
     assert res.stats["restarts_used"] == 30
     assert 1 <= res.stats["best_restart"] <= 30
@@ -85,7 +65,7 @@ def test_stats_and_budget(rng):
 
 
 def test_deadline_returns_best_so_far(rng):
-    sc = _third_order_scorer(rng, 60)
+    sc = third_order_scorer(rng, 60)
     res = decode_greedy(sc, {"restarts": 10000, "converge": 10000, "deadline_ms": 1})
     assert res.stats["deadline_hit"] is True
     assert is_valid_tree(res.heads)
@@ -97,7 +77,7 @@ def test_deadline_returns_best_so_far(rng):
 def test_bad_budget_is_rejected(rng, budget):
     from models.graph.decoders import BudgetError
 
-    sc = _third_order_scorer(rng, 4)
+    sc = third_order_scorer(rng, 4)
     with pytest.raises(BudgetError):
         decode_greedy(sc, budget)
 
@@ -108,7 +88,7 @@ def test_tree_score_equals_weights_dot_features(rng):
 
     for order in (1, 2, 3):
         for n in (1, 2, 5, 13):
-            sc = _third_order_scorer(rng, n)
+            sc = third_order_scorer(rng, n)
             sc = Scorer(order, sc.S, sc.allowed, sc.attrs, sc.upos_prefix, sc.weights, sc.mask)
             heads = decode_mst(sc.S)
             feats = tree_features(heads, order, sc.attrs, sc.upos_prefix, np.uint64(MASK))

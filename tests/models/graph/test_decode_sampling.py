@@ -1,7 +1,7 @@
 """MCMC sampling decoder: valid trees, exactness against brute force, seeds, budgets."""
 import numpy as np
 import pytest
-from graph_fixtures import all_trees, random_sentence
+from graph_fixtures import MASK, all_trees, first_order_scorer, third_order_scorer
 
 from models.graph.decode_mst import decode_mst
 from models.graph.decode_sampling import sampling_search
@@ -15,29 +15,14 @@ from models.graph.decoders import (
 )
 from models.graph.prune import all_arcs, prune
 from models.graph.rng import new_state
-from models.graph.scoring import arc_scores, new_memo
+from models.graph.scoring import new_memo
 from models.graph.search_space import build_search_space
 from models.graph.wilson import sample_tree
 from models.tree import is_valid_tree
 
-MASK = (1 << 14) - 1
 PROPOSALS = ("gibbs", "random_walk")
 
 
-def _first_order_scorer(rng, n):
-    enc = random_sentence(rng, n)
-    S = rng.normal(size=(n + 1, n + 1))
-    allowed = all_arcs(n)
-    S[~allowed] = -np.inf
-    return Scorer(1, S, allowed, enc.attrs, enc.upos_prefix, np.zeros(MASK + 1, np.float32), MASK)
-
-
-def _third_order_scorer(rng, n, allowed=None, scale=1.0):
-    enc = random_sentence(rng, n)
-    w = (scale * rng.normal(size=MASK + 1)).astype(np.float32)
-    allowed = all_arcs(n) if allowed is None else allowed
-    S = arc_scores(enc.attrs, enc.upos_prefix, w, np.uint64(MASK), allowed)
-    return Scorer(3, S, allowed, enc.attrs, enc.upos_prefix, w, MASK)
 
 
 def _random_tree(sc, seed):
@@ -69,7 +54,7 @@ def test_every_sample_is_a_valid_tree_on_allowed_arcs(rng, proposal):
     for _ in range(12):
         n = int(rng.integers(1, 30))
         allowed = prune(rng.normal(size=(n + 1, n + 1)) * 3, 0.005, 4)
-        sc = _third_order_scorer(rng, n, allowed, scale=0.2)
+        sc = third_order_scorer(rng, n, allowed, scale=0.2)
         trace = _chain(sc, 40, proposal=proposal, temperature=2.0)
         for heads in trace:
             assert is_valid_tree(heads), heads
@@ -84,7 +69,7 @@ def test_low_temperature_first_order_reaches_mst_optimum(rng, proposal):
     """Annealed to T ~ 0 from a random tree (not the MST start the decoder uses)."""
     for i in range(25):
         n = int(rng.integers(2, 9))
-        sc = _first_order_scorer(rng, n)
+        sc = first_order_scorer(rng, n)
         mst = decode_mst(sc.S)
         best = float(sc.S[mst[1:], np.arange(1, n + 1)].sum())
         res = _search(sc, start=_random_tree(sc, i), seed=i, proposal=proposal, samples=3000,
@@ -118,7 +103,7 @@ def test_chain_distribution_matches_brute_force(n, proposal, k, pruned, own_q):
         allowed[rng.integers(1, n + 1, 4), rng.integers(1, n + 1, 4)] = False
         allowed[0, 1] = allowed[0, 2] = True
         allowed[np.arange(n + 1), np.arange(n + 1)] = False
-    sc = _third_order_scorer(rng, n, allowed, scale=0.3)
+    sc = third_order_scorer(rng, n, allowed, scale=0.3)
     index, p = _exact_distribution(sc, 1.0)
     sweeps = 120_000 if proposal == "gibbs" else 300_000  # walks mix slower, cost less
     q = sc.S + rng.normal(size=sc.S.shape) if own_q else None
@@ -135,7 +120,7 @@ def test_chain_distribution_matches_brute_force(n, proposal, k, pruned, own_q):
 
 @pytest.mark.parametrize("proposal", PROPOSALS)
 def test_fixed_seed_same_result(rng, proposal):
-    sc = _third_order_scorer(rng, 25, scale=0.2)
+    sc = third_order_scorer(rng, 25, scale=0.2)
     budget = {"proposal": proposal, "seed": 11, "samples": 40, "confidence": True}
     a, b = decode_sampling(sc, budget), decode_sampling(sc, dict(budget))
     assert np.array_equal(a.heads, b.heads)
@@ -148,7 +133,7 @@ def test_fixed_seed_same_result(rng, proposal):
 
 
 def test_stats_and_budget(rng):
-    sc = _third_order_scorer(rng, 12, scale=0.2)
+    sc = third_order_scorer(rng, 12, scale=0.2)
     res = decode_sampling(sc, {"samples": 7, "converge": 1000, "cooling": 1.0, "chains": 1})
     assert res.stats["samples_used"] == 7
     assert res.stats["proposals"] == 7 * 11  # n - 1 Gibbs proposals a sweep
@@ -168,14 +153,14 @@ def test_stats_and_budget(rng):
 def test_more_chains_never_score_less(rng, proposal):
     """The first chain is the same run whatever `chains` is (one random stream)."""
     for _ in range(5):
-        sc = _third_order_scorer(rng, int(rng.integers(5, 30)), scale=0.2)
+        sc = third_order_scorer(rng, int(rng.integers(5, 30)), scale=0.2)
         scores = [decode_sampling(sc, {"proposal": proposal, "chains": c, "seed": 2}).score
                   for c in (1, 2, 4)]
         assert scores[0] <= scores[1] <= scores[2]
 
 
 def test_deadline_returns_best_so_far(rng):
-    sc = _third_order_scorer(rng, 60, scale=0.2)
+    sc = third_order_scorer(rng, 60, scale=0.2)
     res = decode_sampling(sc, {"samples": 100000, "converge": 100000, "cooling": 1.0,
                                "deadline_ms": 1})
     assert res.stats["deadline_hit"] is True
@@ -184,7 +169,7 @@ def test_deadline_returns_best_so_far(rng):
 
 
 def test_one_word_sentence(rng):
-    sc = _third_order_scorer(rng, 1)
+    sc = third_order_scorer(rng, 1)
     for proposal in PROPOSALS:
         res = decode_sampling(sc, {"proposal": proposal, "confidence": True})
         assert list(res.heads) == [-1, 0]
@@ -197,7 +182,7 @@ def test_one_word_sentence(rng):
     {"proposal": "metropolis"}, {"proposal": 1}, {"seed": -1}, {"deadline_ms": 0},
     {"confidence": "yes"}, {"confidence": 1}])
 def test_bad_budget_is_rejected(rng, budget):
-    sc = _third_order_scorer(rng, 4)
+    sc = third_order_scorer(rng, 4)
     with pytest.raises(BudgetError):
         decode_sampling(sc, budget)
 
@@ -210,7 +195,7 @@ def test_registered_with_fields_and_defaults(rng):
         assert f in fields
     defaults = DECODER_DEFAULTS["sampling"]
     assert set(defaults) <= set(fields)
-    assert is_valid_tree(decode_sampling(_third_order_scorer(rng, 6), dict(defaults)).heads)
+    assert is_valid_tree(decode_sampling(third_order_scorer(rng, 6), dict(defaults)).heads)
 
 
 @pytest.mark.parametrize("proposal", PROPOSALS)
@@ -220,7 +205,7 @@ def test_first_order_model_guides_but_never_leaves_the_allowed_arcs(rng, proposa
     for _ in range(10):
         n = int(rng.integers(2, 25))
         allowed = prune(rng.normal(size=(n + 1, n + 1)) * 3, 0.005, 3)
-        base = _third_order_scorer(rng, n, allowed, scale=0.2)
+        base = third_order_scorer(rng, n, allowed, scale=0.2)
         S1 = rng.normal(size=(n + 1, n + 1)) * 3
         sc = Scorer(3, base.S, allowed, base.attrs, base.upos_prefix, base.weights, MASK,
                     first_order=S1)
