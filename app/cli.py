@@ -10,6 +10,7 @@ import logging
 import sys
 
 from models.errors import DeptreeError
+from worker.logsafe import configure_logging
 
 logger = logging.getLogger(__name__)
 
@@ -129,11 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(logging.DEBUG if args.verbose else logging.INFO)
     try:
         return int(args.func(args) or 0)
     except DeptreeError as exc:

@@ -13,6 +13,8 @@ import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from worker.logsafe import REQUEST_ID
+
 from . import metrics
 
 logger = logging.getLogger(__name__)
@@ -124,6 +126,7 @@ class RequestIdMiddleware:
         given = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
         rid = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = rid
+        REQUEST_ID.set(rid)          # every log line written for this request carries it
 
         async def with_id(msg: Message) -> None:
             if msg["type"] == "http.response.start":

@@ -20,6 +20,7 @@ from models.pipeline import ParsedTree, Pipeline
 from models.registry import resolve
 
 from .config import WorkerConfig
+from .logsafe import REQUEST_ID
 from .protocol import JobError, LimitError, error_payload, rss_bytes
 
 logger = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ class Engine:
     # ---- jobs ----------------------------------------------------------------
     def run(self, job: dict) -> dict[str, Any]:
         """A reply dict for `job`; never raises."""
+        REQUEST_ID.set(str(job.get("rid", "-"))[:64])
         try:
             results = self._run(job)
             reply = {"id": job.get("id"), "ok": True, "results": results}

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import logging
 import signal
-import sys
 from multiprocessing.connection import Connection
 
 from .config import WorkerConfig
 from .engine import Engine
+from .logsafe import configure_logging
 
 logger = logging.getLogger(__name__)
 
 
 def run_local_worker(conn: Connection, cfg: dict, name: str, log_level: int = logging.INFO) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    logging.basicConfig(level=log_level, stream=sys.stderr,
-                        format=f"%(asctime)s %(levelname)s [{name}] %(name)s: %(message)s")
+    configure_logging(log_level)
     engine = Engine(WorkerConfig.from_dict(cfg), name=name)
     try:
         engine.load()

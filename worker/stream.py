@@ -33,6 +33,7 @@ import redis
 
 from .config import WorkerConfig
 from .engine import Engine
+from .logsafe import configure_logging
 
 logger = logging.getLogger(__name__)
 
@@ -197,8 +198,7 @@ def run_stream_worker(cfg: dict, redis_url: str, prefix: str, name: str | None =
                       claim_idle_ms: int = 5000, max_deliveries: int = 3,
                       log_level: int = logging.INFO) -> None:
     """Process entry: run one StreamWorker until stopped; exit code says why it ended."""
-    logging.basicConfig(level=log_level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(log_level)
     w = StreamWorker(WorkerConfig.from_dict(cfg), redis_url, prefix, name=name,
                      claim_idle_ms=claim_idle_ms, max_deliveries=max_deliveries)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
