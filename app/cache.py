@@ -51,6 +51,10 @@ class NullCache:
     async def set_many(self, items: dict[str, Any]) -> None:
         pass
 
+    async def flush(self) -> int:
+        """Drop every cached result (admin action); returns how many were dropped."""
+        return 0
+
     def status(self) -> dict[str, Any]:
         return {"backend": self.backend, "status": "disabled"}
 
@@ -81,6 +85,11 @@ class LRUCache(NullCache):
             self.data.move_to_end(k)
         while len(self.data) > self.size:
             self.data.popitem(last=False)
+
+    async def flush(self) -> int:
+        n = len(self.data)
+        self.data.clear()
+        return n
 
     def status(self) -> dict[str, Any]:
         return {"backend": self.backend, "status": "up", "entries": len(self.data)}
@@ -180,6 +189,20 @@ class RedisCache(NullCache):
             self._failed(exc)
             return
         self._ok()
+
+    async def flush(self) -> int:
+        """UNLINK the cache's own keys (SCAN by prefix, batches of 1000); other keys in
+        the database, the job stream included, are not touched. Raises on an outage."""
+        n = 0
+        batch: list[bytes] = []
+        async for key in self.client.scan_iter(match=KEY_PREFIX + "*", count=1000):
+            batch.append(key)
+            if len(batch) >= 1000:
+                n += await self.client.unlink(*batch)
+                batch = []
+        if batch:
+            n += await self.client.unlink(*batch)
+        return n
 
     async def ping(self) -> None:
         """Re-check an outage now (used by /ready)."""

@@ -27,8 +27,8 @@ logger = logging.getLogger(__name__)
 CODES: dict[str, int] = {
     # 400: the body cannot be read
     "malformed_json": 400, "invalid_utf8": 400, "bad_request": 400,
-    # 401: the API key is missing or wrong
-    "unauthorized": 401,
+    # 401: the API key is missing or wrong; 403: admin actions without an admin key set
+    "unauthorized": 401, "admin_disabled": 403,
     # 413: size limits
     "body_too_large": 413, "too_many_sentences": 413, "too_many_tokens": 413,
     "too_many_characters": 413,
@@ -44,7 +44,8 @@ CODES: dict[str, int] = {
     "not_found": 404, "method_not_allowed": 405,
     # capacity
     "not_ready": 503, "no_workers": 503, "worker_crashed": 503, "dispatch_unavailable": 503,
-    "timeout": 504, "expired": 504,
+    "timeout": 504, "expired": 504, "cache_unavailable": 503,
+    "not_supported": 501,
     "internal_error": 500,
 }
 KIND_STATUS = {"limit": 413, "input": 422, "budget": 422, "model": 422, "crashed": 503,

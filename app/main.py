@@ -7,22 +7,27 @@ lets tests and `deptree serve` pass their own settings; `app` is for
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
 from . import metrics
-from .api.routes import health, models, parse, process, ui
+from .api.deps import require_admin_key, require_api_key
+from .api.routes import admin, health, models, parse, process, ui
 from .cache import make_cache
 from .core.config import Settings, get_settings
 from .dispatch import make_dispatcher
 from .errors import install_handlers
-from .api.deps import require_api_key
 from .middleware import BodyLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from .service import ParseService
 
 logger = logging.getLogger(__name__)
+
+
+async def _status(dispatcher) -> None:
+    dispatcher.status()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -35,11 +40,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         dispatcher = make_dispatcher(settings)
         await dispatcher.start()
         app.state.service = ParseService(settings, dispatcher, cache)
+        metrics_server = None
+        if settings.metrics_port:
+            loop = asyncio.get_running_loop()
+
+            def refresh() -> None:       # from the metrics thread: read status on the loop
+                asyncio.run_coroutine_threadsafe(_status(dispatcher), loop).result(2)
+
+            metrics_server = metrics.start_metrics_server(
+                settings.metrics_host or settings.host, settings.metrics_port, refresh)
+            logger.info("metrics on %s:%d", settings.metrics_host or settings.host,
+                        settings.metrics_port)
         logger.info("deptree gateway: backend %s, %d worker(s), cache %s", settings.backend,
                     settings.workers, cache.backend)
         try:
             yield
         finally:
+            if metrics_server is not None:
+                metrics_server.shutdown()
             app.state.service = None
             await dispatcher.stop()
             await cache.stop()
@@ -54,6 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestIdMiddleware)
     for r in (parse.router, process.router):
         app.include_router(r, dependencies=[Depends(require_api_key)])
+    app.include_router(admin.router, dependencies=[Depends(require_admin_key)])
     for r in (models.router, health.router, ui.router):
         app.include_router(r)
     return app

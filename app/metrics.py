@@ -110,3 +110,42 @@ def set_worker(name: str, up: bool, rss: int | None = None, served: int | None =
 def mark_process_dead() -> None:
     if multiprocess_dir():
         multiprocess.mark_process_dead(os.getpid())
+
+
+class _Refresh:
+    """A collector that yields nothing but first runs `refresh` (the dispatcher's
+    gauges are set when its status is read)."""
+
+    def __init__(self, refresh) -> None:
+        self.refresh = refresh
+
+    def collect(self):
+        try:
+            self.refresh()
+        except Exception as exc:  # a scrape must not fail because a refresh did
+            logger.debug("metrics refresh failed: %s", exc)
+        return []
+
+
+def start_metrics_server(host: str, port: int, refresh=None):
+    """Serve the exposition on its own port (prometheus-client's WSGI server in a
+    daemon thread), so /metrics need not be reachable where /parse is. Returns the
+    server; `.shutdown()` stops it."""
+    from prometheus_client import start_http_server
+
+    registry = CollectorRegistry()
+    if refresh is not None:
+        registry.register(_Refresh(refresh))
+    if multiprocess_dir():
+        multiprocess.MultiProcessCollector(registry)
+    else:
+        registry.register(_Default())
+    server, _thread = start_http_server(port, addr=host, registry=registry)
+    return server
+
+
+class _Default:
+    """This process's default registry, as a collector of another registry."""
+
+    def collect(self):
+        return REGISTRY.collect()

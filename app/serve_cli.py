@@ -47,6 +47,8 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=("local", "redis"),
                    help="local: workers over pipes (default); redis: a Redis Stream")
     p.add_argument("--no-cache", action="store_true", help="disable the result cache")
+    p.add_argument("--metrics-port", type=int,
+                   help="serve /metrics on this port only (not on the API port)")
     _common(p)
     p.set_defaults(func=run_serve)
 
@@ -65,7 +67,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     s = _settings(args, host=args.host, port=args.port, workers=args.workers,
-                  backend=args.backend, cache=False if args.no_cache else None)
+                  backend=args.backend, cache=False if args.no_cache else None,
+                  metrics_port=args.metrics_port)
     if s.backend == "local" or s.workers > 0:
         from pathlib import Path
 
@@ -77,7 +80,9 @@ def _serve(args: argparse.Namespace) -> int:
 
     from .main import create_app
 
-    uvicorn.run(create_app(s), host=s.host, port=s.port, log_level="info",
+    # log_config=None: uvicorn's loggers (the access log too) go through the root
+    # handler of worker.logsafe (bounded, escaped lines with the request id)
+    uvicorn.run(create_app(s), host=s.host, port=s.port, log_level="info", log_config=None,
                 timeout_graceful_shutdown=30)
     return 0
 
@@ -109,8 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     add_serve(sub)
     add_worker(sub)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from worker.logsafe import configure_logging
+
+    configure_logging(logging.DEBUG if args.verbose else logging.INFO)
     from models.errors import DeptreeError
 
     try:

@@ -96,6 +96,18 @@ def require_api_key(request: Request, settings: Annotated[Settings, Depends(get_
         raise ServiceError("unauthorized", "missing or wrong API key (header X-API-Key)")
 
 
+def require_admin_key(request: Request,
+                      settings: Annotated[Settings, Depends(get_settings)]) -> None:
+    """Admin actions need the admin key (header X-Admin-Key), which is never the API
+    key; with no admin key configured they are refused (403)."""
+    if not settings.admin_key:
+        raise ServiceError("admin_disabled", "admin actions are disabled: set DEPTREE_ADMIN_KEY")
+    given = request.headers.get("x-admin-key", "")
+    if not hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
+                               settings.admin_key.encode("utf-8")):
+        raise ServiceError("unauthorized", "missing or wrong admin key (header X-Admin-Key)")
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 ServiceDep = Annotated[ParseService, Depends(_service)]
 DispatcherDep = Annotated[Dispatcher, Depends(_dispatcher)]

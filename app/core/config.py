@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 logger = logging.getLogger(__name__)
@@ -60,6 +60,14 @@ class Settings(BaseSettings):
     api_key: str | None = Field(
         None, description="when set, /parse and /process need it in the X-API-Key header "
                           "(or as 'Authorization: Bearer KEY'); compared in constant time")
+    admin_key: str | None = Field(
+        None, description="admin actions (POST /admin/...) need it in the X-Admin-Key header;"
+                          " unset: admin actions are refused. Must differ from api_key")
+    metrics_port: int | None = Field(
+        None, ge=1, le=65535, description="serve /metrics on this port (and not on the API"
+                                          " port), e.g. reachable by Prometheus only")
+    metrics_host: str | None = Field(None, description="bind address of metrics_port"
+                                                       " (default: host)")
 
     # ---- limits --------------------------------------------------------------
     max_sentences: int = Field(256, ge=1)
@@ -85,6 +93,14 @@ class Settings(BaseSettings):
         if isinstance(v, str):
             v = json.loads(v) if v.strip().startswith("[") else [s for s in v.split(os.pathsep) if s]
         return v
+
+    @model_validator(mode="after")
+    def _separate_keys(self) -> "Settings":
+        if self.admin_key is not None and self.admin_key == self.api_key:
+            raise ValueError("admin_key must differ from api_key")
+        if self.admin_key is not None and len(self.admin_key) < 16:
+            raise ValueError("admin_key must be at least 16 characters")
+        return self
 
     def budget_caps(self) -> dict[str, tuple[str, float]]:
         """Budget field -> (limit name, largest allowed value)."""

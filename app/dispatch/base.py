@@ -13,6 +13,8 @@ import abc
 import logging
 from typing import Any
 
+from ..errors import ServiceError
+
 logger = logging.getLogger(__name__)
 
 
@@ -34,6 +36,12 @@ class Dispatcher(abc.ABC):
     @abc.abstractmethod
     def status(self) -> dict[str, Any]:
         """{"backend", "workers_up", "workers": [...], "queue_depth", "in_flight", "error"}"""
+
+    def reload(self) -> int:
+        """Admin action: replace the workers by fresh ones that load the model files
+        again; returns how many are being replaced."""
+        raise ServiceError("not_supported", f"the {self.backend} backend cannot reload its"
+                           " workers from the gateway; restart the `deptree worker` processes")
 
     @property
     def ready(self) -> bool:

@@ -101,6 +101,17 @@ class LocalDispatcher(Dispatcher):
         logger.info("started worker %s (pid %d)", h.name, h.pid)
         return h
 
+    def reload(self) -> int:
+        """Replace every worker, the recycle way: the old one serves until its
+        replacement is warm, so no request waits or fails."""
+        n = 0
+        for h in self.handles:
+            if h.state in ("idle", "busy") and h.replacement is None and not h.retire:
+                metrics.WORKER_RESTARTS.labels("reload").inc()
+                h.replacement = self._spawn(h.slot)
+                n += 1
+        return n
+
     def _reader(self, h: _Handle) -> None:
         while True:
             try:

@@ -1,6 +1,12 @@
 """Optional API key on /parse and /process; request ids on every answer (issue 8, part 4)."""
 from __future__ import annotations
 
+import socket
+import time
+
+import httpx
+import pytest
+
 
 def test_api_key_and_request_ids(serve):
     keyed = serve(workers=1, env={"DEPTREE_API_KEY": "s3cret-key"})
@@ -28,3 +34,78 @@ def test_api_key_and_request_ids(serve):
         rid = r.headers["x-request-id"]
         assert rid != "bad id" and len(rid) == 32
         assert c.post("/parse", json={}).headers.get("x-request-id")
+
+
+ADMIN = "an-admin-key-0123456789"
+
+
+def test_admin_actions_need_the_admin_key(serve):
+    srv = serve(workers=1, env={"DEPTREE_API_KEY": "s3cret-key", "DEPTREE_ADMIN_KEY": ADMIN})
+    api = {"X-API-Key": "s3cret-key"}
+    body = {"sentences": [["Flush", "me", "."]], "decoder": "mst"}
+    with srv.client() as c:
+        assert c.post("/parse", json=body, headers=api).json()["sentences"][0]["cached"] is False
+        assert c.post("/parse", json=body, headers=api).json()["sentences"][0]["cached"] is True
+        # the API key is not the admin key; a wrong or missing admin key is 401
+        for headers in ({}, {"X-Admin-Key": "s3cret-key"}, {"X-Admin-Key": ADMIN[:-1]}, api):
+            r = c.post("/admin/cache/flush", headers=headers)
+            assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
+        r = c.post("/admin/cache/flush", headers={"X-Admin-Key": ADMIN})
+        assert r.status_code == 200 and r.json() == {"flushed": 1, "backend": "memory"}
+        assert c.post("/parse", json=body, headers=api).json()["sentences"][0]["cached"] is False
+
+        # reload: fresh workers take over, requests keep being answered meanwhile
+        before = {w["pid"] for w in c.get("/ready").json()["workers"]["workers"]}
+        r = c.post("/admin/workers/reload", headers={"X-Admin-Key": ADMIN})
+        assert r.status_code == 202 and r.json() == {"reloading": 1}
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            r = c.post("/parse", json={**body, "decoder": "greedy"}, headers=api)
+            assert r.status_code == 200, r.text
+            now = {w["pid"] for w in c.get("/ready").json()["workers"]["workers"]
+                   if w["state"] in ("idle", "busy")}
+            if now and not now & before:
+                break
+            time.sleep(0.5)
+        else:
+            raise AssertionError(f"workers not replaced: {before} -> {now}\n{srv.tail()}")
+
+
+def test_admin_actions_are_refused_without_an_admin_key(serve):
+    srv = serve(workers=1)
+    with srv.client() as c:
+        r = c.post("/admin/cache/flush", headers={"X-Admin-Key": "anything-at-all-long"})
+        assert r.status_code == 403 and r.json()["error"]["code"] == "admin_disabled"
+        assert c.post("/admin/workers/reload").status_code == 403
+
+
+def test_admin_key_must_differ_from_the_api_key():
+    from app.core.config import Settings
+
+    with pytest.raises(ValueError, match="differ"):
+        Settings(api_key=ADMIN, admin_key=ADMIN)
+    with pytest.raises(ValueError, match="16"):
+        Settings(admin_key="short")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_metrics_on_a_separate_port_and_bounded_log_lines(serve):
+    mport = free_port()
+    srv = serve(workers=1, args=["--metrics-port", str(mport)])
+    with srv.client() as c:
+        assert c.post("/parse", json={"sentences": [["Count", "me"]]}).status_code == 200
+        assert c.get("/metrics").status_code == 404
+        # a hostile path and request id: the log gets one bounded, escaped line
+        c.get("/" + "x" * 5000 + "%0AFAKE%20ERROR%20line", headers={"X-Request-ID": "r-77"})
+    text = httpx.get(f"http://127.0.0.1:{mport}/metrics", timeout=10).text
+    assert "deptree_tokens_total" in text and "deptree_workers_up" in text
+    lines = srv.log.read_text(errors="replace").splitlines()
+    hit = [ln for ln in lines if "[r-77]" in ln]
+    assert len(hit) == 1 and len(hit[0]) < 2300 and "more chars]" in hit[0]
+    assert not any(ln.startswith("FAKE") for ln in lines)
+    assert any("POST /parse" in ln and "[" in ln for ln in lines)

@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse, Response
 
 from ... import metrics
 from ...cache import RedisCache
+from ...errors import ServiceError
 from ..deps import CacheDep, DispatcherDep, SettingsDep
 
 logger = logging.getLogger(__name__)
@@ -43,7 +44,10 @@ async def ready(dispatcher: DispatcherDep, cache: CacheDep, settings: SettingsDe
 
 
 @router.get("/metrics", summary="Prometheus metrics", include_in_schema=True)
-async def prometheus(dispatcher: DispatcherDep) -> Response:
+async def prometheus(dispatcher: DispatcherDep, settings: SettingsDep) -> Response:
+    """404 when `metrics_port` is set: the metrics are then served there only."""
+    if settings.metrics_port:
+        raise ServiceError("not_found", "metrics are served on a separate port")
     dispatcher.status()          # refreshes the worker gauges
     data, ctype = metrics.render()
     return Response(data, media_type=ctype)
