@@ -171,6 +171,15 @@ class Pipeline:
                 self.transition, list(forms), list(lemmas) if lemmas else None, list(upos),
                 list(xpos), dict(budget or {}))
         else:
+            if decoder == "bgi" and (budget or {}).get("ensemble_with") == SELECTIONAL \
+                    and self.transition is not None:
+                # the ensemble's other parser (Tchernowitz et al. 2016, Section 7)
+                from . import transition as transition_model
+
+                other, _, _, _ = transition_model.decode(
+                    self.transition, list(forms), list(lemmas) if lemmas else None,
+                    list(upos), list(xpos), {})
+                budget = {**budget, "ensemble_heads": [int(h) for h in other]}
             res = self.graph.parse(forms, upos, xpos, lemmas, decoder, budget)
             heads, deprels, score, dstats = res.heads, res.deprels, res.score, res.stats
         feats = self.feats.predict(forms, upos, xpos) if self.feats else ["_"] * len(forms)

@@ -2,8 +2,10 @@
 paper Table 1 (Tchernowitz et al. 2016) on our third-order model.
 
   table  UAS, tokens/s and shared arcs with greedy for greedy, mst, BGI-PP, +i
-         (swaps), +i+b (beam), +ensemble with greedy; all in one run
+         (swaps), +i+b (beam), +ensemble with greedy, the selectional-branching
+         transition parser alone and as the ensemble's other parser; all in one run
   tune   UAS of BGI-PP (+i) over a grid of alpha, beta (and swaps, beam)
+  ensemble  UAS of the ensemble with selectional over a grid of gamma (UAS only)
 
 Decoding time only: every decoder gets the same prebuilt Scorer (the arc
 scores are shared work). Not a test; run on a quiet machine.
@@ -19,18 +21,40 @@ import time
 import numpy as np
 
 from models.graph.decode_bgi import run_bgi
-from models.graph.decoders import DECODERS
+from models.graph.decoders import DECODERS, Decoded
 from models.pipeline import Pipeline
 
 from .bench_graph import DEV, encoded, load_dev, machine
 
 
-def run(model, data, scorers, decoder, budget, ref=None):
-    """(uas, tokens/s, shared-arc fraction with ref heads, heads list, mean score)."""
+def transition_heads(pipe, sent) -> list[int]:
+    """The selectional-branching parser's tree (its default beam), gold tags."""
+    from models import transition as transition_model
+
+    w = sent.words
+    heads, _, _, _ = transition_model.decode(
+        pipe.transition, [x.form for x in w], [x.lemma for x in w], [x.upos for x in w],
+        [x.xpos for x in w], {})
+    return [int(h) for h in heads]
+
+
+def run(model, data, scorers, decoder, budget, ref=None, pipe=None):
+    """(uas, tokens/s, shared-arc fraction with ref heads, heads list, mean score).
+    `selectional` (alone or as the ensemble's other parser) runs the transition
+    parser of `pipe`, inside the timed region."""
     tok = correct = shared = 0
     heads_all, scores = [], []
     t0 = time.perf_counter()
-    outs = [DECODERS[decoder](sc, dict(budget)) for sc in scorers]
+    if decoder == "selectional":
+        outs = []
+        for (s, _), sc in zip(data, scorers):
+            h = np.array([-1] + transition_heads(pipe, s))
+            outs.append(Decoded(h, sc.score(h), {}))
+    elif budget.get("ensemble_with") == "selectional":
+        outs = [DECODERS[decoder](sc, {**budget, "ensemble_heads": transition_heads(pipe, s)})
+                for (s, _), sc in zip(data, scorers)]
+    else:
+        outs = [DECODERS[decoder](sc, dict(budget)) for sc in scorers]
     secs = time.perf_counter() - t0
     for k, ((sent, _), dec) in enumerate(zip(data, outs)):
         gold = np.array([-1] + [w.head for w in sent.words])
@@ -47,20 +71,41 @@ def run(model, data, scorers, decoder, budget, ref=None):
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("table", "tune"))
+    ap.add_argument("what", choices=("table", "tune", "ensemble"))
+    ap.add_argument("--offset", type=int, default=0, help="skip this many dev sentences")
     ap.add_argument("--limit", type=int, default=300)
     ap.add_argument("--swaps", type=int, default=20)
     ap.add_argument("--beam", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    model = Pipeline.load("en_ewt").graph
-    data = encoded(load_dev(DEV, args.limit))
+    pipe = Pipeline.load("en_ewt")
+    model = pipe.graph
+    data = encoded(load_dev(DEV, args.offset + args.limit)[args.offset:])
     scorers = [model.scorer(enc) for _, enc in data]
     ntok = sum(len(s.words) for s, _ in data)
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine()}; "
           f"{len(data)} dev sentences, {ntok} tokens")
     run(model, data[:5], scorers[:5], "bgi", {"beam": 2, "swaps": 1})  # JIT warm-up
     run(model, data[:5], scorers[:5], "greedy", {})
+    run(model, data[:5], scorers[:5], "selectional", {}, pipe=pipe)
+    if args.what == "ensemble":
+        others = [np.array([-1] + transition_heads(pipe, s)) for s, _ in data]
+        greedy = [DECODERS["greedy"](sc, {}).heads for sc in scorers]
+        golds = [np.array([-1] + [w.head for w in s.words]) for s, _ in data]
+
+        def uas(hs):
+            return 100 * sum(int((h[1:] == g[1:]).sum()) for h, g in zip(hs, golds)) / ntok
+
+        print(f"greedy {uas(greedy):.2f}, selectional {uas(others):.2f}")
+        print("| gamma_1 | gamma_2/gamma_1 | UAS ensemble | sentences differing from greedy |")
+        print("|---|---|---|---|")
+        for g1, ratio in itertools.product((0.05, 0.1, 0.2, 0.3, 0.5, 1.0), (0.5, 0.0)):
+            gamma = (g1, g1 * ratio, g1 * ratio * ratio)
+            hs = [run_bgi(sc, 1, args.swaps, 2.0, 0.3, o, gamma=gamma)[0]
+                  for sc, o in zip(scorers, others)]
+            diff = sum(int((h != g).any()) for h, g in zip(hs, greedy))
+            print(f"| {g1} | {ratio} | {uas(hs):.2f} | {diff} |", flush=True)
+        return
     if args.what == "tune":
         print("| alpha | beta | min part prob | swaps | UAS | tokens/s | mean score |")
         print("|---|---|---|---|---|---|---|")
@@ -86,14 +131,17 @@ def main() -> None:
                (f"BGI-PP+i+b (beam {args.beam})", "bgi",
                 {"swaps": args.swaps, "beam": args.beam}),
                ("BGI-PP+i+e (ensemble with greedy)", "bgi",
-                {"swaps": args.swaps, "beam": 1, "ensemble_with": "greedy"})]
+                {"swaps": args.swaps, "beam": 1, "ensemble_with": "greedy"}),
+               ("selectional (transition, default beam)", "selectional", {}),
+               ("BGI-PP+i+e (ensemble with selectional)", "bgi",
+                {"swaps": args.swaps, "beam": 1, "ensemble_with": "selectional"})]
     # the decoders take turns in every repetition; speed ratios are per repetition
     tps = {name: [] for name, _, _ in configs}
     res = {}
     g_heads = None
     for rep in range(args.repeat):
         for name, dec, budget in configs:
-            uas, t, sh, heads, ms = run(model, data, scorers, dec, budget, g_heads)
+            uas, t, sh, heads, ms = run(model, data, scorers, dec, budget, g_heads, pipe)
             if g_heads is None:
                 g_heads = heads
             tps[name].append(t)

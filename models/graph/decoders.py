@@ -201,7 +201,19 @@ def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
 
 # beam, swaps, alpha, beta tuned on an en_ewt dev subset (bench/RESULTS.md, bgi section)
 BGI_DEFAULTS = {"beam": 1, "swaps": 20, "alpha": 2.0, "beta": 0.3, "ensemble_with": None}
-BGI_ENSEMBLE = ("greedy",)
+# "selectional" is the transition parser of the Pipeline: it decodes first and hands
+# its tree over as `ensemble_heads` (the graph model alone cannot run it)
+BGI_ENSEMBLE = ("greedy", "mst", "selectional")
+
+
+def _given_heads(heads, n: int) -> np.ndarray:
+    """Another parser's tree (heads of words 1..n) as a heads array with the root slot."""
+    if heads is None:
+        raise BudgetError("ensemble_with 'selectional' needs a model with a transition parser")
+    arr = np.asarray(heads, dtype=np.int64)
+    if arr.shape != (n,) or arr.min(initial=0) < 0 or arr.max(initial=0) > n:
+        raise BudgetError(f"ensemble heads must be {n} integers in 0..{n}")
+    return np.concatenate([[-1], arr])
 
 
 def decode_bgi(sc: Scorer, budget: dict) -> Decoded:
@@ -222,7 +234,10 @@ def decode_bgi(sc: Scorer, budget: dict) -> Decoded:
                           f"got {other!r}")
     deadline = _deadline(budget)
     t0 = time.perf_counter()
-    bias = DECODERS[other](sc, {}).heads if other is not None else None
+    if other == "selectional":
+        bias = _given_heads(budget.get("ensemble_heads"), sc.S.shape[0] - 1)
+    else:
+        bias = DECODERS[other](sc, {}).heads if other is not None else None
     heads, score, stats = run_bgi(sc, beam, swaps, alpha, float(beta), bias, deadline)
     stats["ensemble_with"] = other
     stats["seconds"] = time.perf_counter() - t0

@@ -172,3 +172,22 @@ def test_tree_with_infinite_score_is_answered_not_500(http):
         assert r.status_code == 200, r.text
         score = r.json()["sentences"][0]["score"]
         assert score is None or isinstance(score, float)
+
+
+def test_bgi_ensembles_with_greedy_mst_or_selectional(http):
+    """`ensemble_with` biases BGI toward another decoder's tree; selectional's tree
+    comes from the model's transition parser (a 422 when the model has none)."""
+    has_transition = "+t" in http.get("/models").json()["models"]["en_ewt"]["version"]
+    words = ["She", "gave", "the", "old", "dog", "a", "bone", "yesterday", "."]
+    for other in ("greedy", "mst", "selectional"):
+        r = http.post("/parse", json={"sentences": [words], "decoder": "bgi",
+                                      "ensemble_with": other})
+        if other == "selectional" and not has_transition:
+            assert r.status_code == 422, r.text
+            continue
+        assert r.status_code == 200, r.text
+        s = r.json()["sentences"][0]
+        assert is_tree(s) and s["stats"]["ensemble_with"] == other
+    r = http.post("/parse", json={"sentences": [words], "decoder": "bgi",
+                                  "ensemble_with": "bgi"})
+    assert r.status_code == 422 and "ensemble_with" in r.json()["error"]["message"]

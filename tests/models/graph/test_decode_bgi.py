@@ -292,3 +292,18 @@ def test_past_deadline_still_returns_a_valid_tree(rng):
     assert hit and len(trees) == 1 and is_valid_tree(trees[0])
     res = decode_bgi(sc, {"beam": 4, "swaps": 5, "deadline_ms": 1e-6})
     assert is_valid_tree(res.heads) and res.stats["deadline_hit"]
+
+
+def test_ensemble_with_given_heads_of_another_parser(rng):
+    """`ensemble_with: selectional`: the Pipeline passes the transition parser's tree
+    as `ensemble_heads`; with a huge gamma BGI reproduces it, and bad heads are refused."""
+    sc = _scorer(rng, 7, 3)
+    other = DECODERS["mst"](sc, {}).heads
+    res = decode_bgi(sc, {"ensemble_with": "selectional",
+                          "ensemble_heads": [int(h) for h in other[1:]]})
+    assert is_valid_tree(res.heads) and res.stats["ensemble_with"] == "selectional"
+    prob = BGIProblem(sc, 1.0, bias_heads=other, gamma=(1e6, 0.0, 0.0))
+    assert (bgi_construct(prob, beta=0.0)[0][0][1:] == other[1:]).all()
+    for bad in (None, [0] * 6, [9] * 7, [-1] * 7):
+        with pytest.raises(BudgetError):
+            decode_bgi(sc, {"ensemble_with": "selectional", "ensemble_heads": bad})
