@@ -155,12 +155,19 @@ class ParseService:
                 raise ServiceError("wrong_type", f"{k} must be a number or a string, got"
                                    f" {type(v).__name__}", value=k)
             if isinstance(v, (int, float)) and not isinstance(v, bool):
-                if not math.isfinite(v):
+                # an int is finite however large (math.isfinite(10**400) raises OverflowError)
+                if isinstance(v, float) and not math.isfinite(v):
                     raise ServiceError("invalid_budget", f"{k} must be finite, got {v!r}")
                 if k in caps and v > caps[k][1]:
                     lim, cap = caps[k]
                     raise ServiceError("budget_limit", f"{k}={v} exceeds {lim}={cap:g}",
                                        limit=lim, value=cap, got=v)
+            # deadline_ms is left out of the cache key, so a cached tree would answer a
+            # request the worker refuses: check it here
+            if k == "deadline_ms" and v is not None and (
+                    isinstance(v, (bool, str)) or not v > 0):
+                raise ServiceError("invalid_budget",
+                                   f"deadline_ms must be a positive number, got {v!r}")
         budget = dict(decs[decoder].get("defaults", {}))
         budget.update({k: v for k, v in s.default_budget.get(decoder, {}).items() if k in fields})
         budget.update({k: v for k, v in requested.items() if v is not None})
