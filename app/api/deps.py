@@ -60,6 +60,9 @@ def load_json(raw: bytes) -> object:
         return json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:
         raise ServiceError("malformed_json", f"malformed JSON: {exc}") from None
+    except RecursionError:          # e.g. 100,000 '[': the decoder's recursion guard
+        raise ServiceError("malformed_json", "malformed JSON: arrays or objects nested"
+                           " too deeply") from None
 
 
 async def read_parse_request(request: Request) -> ParseRequest:
