@@ -16,9 +16,12 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from models.errors import DeptreeError
 from worker.protocol import JobError, LimitError
+
+from .schemas import SafeJSONResponse
 
 logger = logging.getLogger(__name__)
 
@@ -98,12 +101,31 @@ def to_service_error(exc: BaseException) -> ServiceError:
     return ServiceError("internal_error", "internal error", status=500)
 
 
-def error_response(err: ServiceError) -> JSONResponse:
+def error_response(err: ServiceError, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The error body; it renders even when the message or value quotes a lone surrogate."""
     from . import metrics
 
     metrics.ERRORS.labels(err.code).inc()
-    headers = {"Retry-After": "2"} if err.status == 503 else None
-    return JSONResponse(err.body(), status_code=err.status, headers=headers)
+    headers = dict(headers or {})
+    if err.status == 503:
+        headers["Retry-After"] = "2"
+    return SafeJSONResponse(err.body(), status_code=err.status, headers=headers or None)
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method some route answers at this path, for a 405's Allow header (Starlette
+    names the methods of the first route at the path only: POST, where /process is
+    GET and POST)."""
+    allowed = []
+    for method in _METHODS:
+        scope = {"type": "http", "method": method, "path": request.url.path,
+                 "root_path": request.scope.get("root_path", ""), "headers": []}
+        if any(r.matches(dict(scope))[0] == Match.FULL for r in request.app.router.routes):
+            allowed.append(method)
+    return ", ".join(allowed)
 
 
 def _validation_message(exc: RequestValidationError) -> tuple[str, str]:
@@ -130,10 +152,14 @@ def install_handlers(app: FastAPI) -> None:
         return error_response(ServiceError(code, msg))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
                 413: "body_too_large"}.get(exc.status_code, "bad_request")
-        return error_response(ServiceError(code, str(exc.detail), status=exc.status_code))
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = allowed_methods(request) or headers.get("Allow", "")
+        return error_response(ServiceError(code, str(exc.detail), status=exc.status_code),
+                              headers=headers)
 
     @app.exception_handler(Exception)
     async def _internal(_: Request, exc: Exception) -> JSONResponse:

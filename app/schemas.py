@@ -6,9 +6,11 @@ workers report (GET /models), so a decoder added in `models/` needs no change he
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import JSONResponse
 
 PARSE_EXAMPLES = [
     {"sentences": ["The cat sat on the mat.", ["Pre", "tokenized", "words"]]},
@@ -52,7 +54,7 @@ class Token(BaseModel):
 
 class ParsedSentence(BaseModel):
     tokens: list[Token]
-    score: float
+    score: float | None = Field(description="the tree's model score; null when not finite")
     stats: dict[str, Any] = Field(description="restarts_used, best_restart, seconds, "
                                   "seconds_per_token, deadline_hit, ...")
     cached: bool
@@ -105,3 +107,32 @@ class ProcessResponse(BaseModel):
     model: str
     acknowledgements: list[str]
     result: str
+
+
+class ProcessRequest(BaseModel):
+    """The UDPipe /process fields, sent form-encoded, as multipart, as JSON or in the
+    query string (documentation only: the route reads them itself)."""
+
+    data: str = Field(description="the input: CoNLL-U, horizontal or vertical tokens, or "
+                      "raw text when `tokenizer` is present")
+    model: str | None = Field(None, description="model name or a prefix of one")
+    tokenizer: str | None = Field(None, description='present: `data` is raw text; '
+                                  '"presegmented": one sentence a line')
+    tagger: str | None = Field(None, description="present: re-tag CoNLL-U input")
+    parser: str | None = Field(None, description='deptree options, e.g. '
+                               '"decoder=greedy;restarts=50"')
+    input: Literal["conllu", "horizontal", "vertical"] | None = Field(
+        None, description="format of `data` without `tokenizer` (default conllu)")
+    output: str | None = Field(None, pattern="^conllu", description="conllu (the default)")
+
+
+class SafeJSONResponse(JSONResponse):
+    """JSON that renders whatever its strings hold: UTF-8 as usual, `\\u` escapes when one
+    carries a lone surrogate (UTF-8 cannot encode it; Starlette's rendering would raise)."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, allow_nan=False,
+                              separators=(",", ":")).encode("ascii")
