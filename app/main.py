@@ -20,7 +20,12 @@ from .cache import make_cache
 from .core.config import Settings, get_settings
 from .dispatch import make_dispatcher
 from .errors import install_handlers
-from .middleware import BodyLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
+from .middleware import (
+    BodyLimitMiddleware,
+    InternalErrorMiddleware,
+    MetricsMiddleware,
+    RequestIdMiddleware,
+)
 from .service import ParseService
 
 logger = logging.getLogger(__name__)
@@ -68,6 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.dependency_overrides[get_settings] = lambda: settings
     install_handlers(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(InternalErrorMiddleware)        # outside the body limit's 413
     app.add_middleware(MetricsMiddleware)
     app.add_middleware(RequestIdMiddleware)
     for r in (parse.router, process.router):

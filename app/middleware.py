@@ -1,4 +1,5 @@
-"""ASGI middleware: the request body size limit and the request latency metric.
+"""ASGI middleware: the request body size limit, the request latency metric, request ids
+and the JSON 500 for an unhandled error (keeping the connection open).
 
 The body limit is enforced on the bytes as they arrive (a Content-Length above
 the limit is refused before reading), so an oversized body never sits in memory.
@@ -16,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from worker.logsafe import REQUEST_ID
 
 from . import metrics
+from .errors import ServiceError, error_response
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +81,36 @@ class BodyLimitMiddleware:
         except _TooLarge:
             if not started:
                 await self._refuse(send, None)
+
+
+class InternalErrorMiddleware:
+    """An exception no handler took becomes the JSON 500 `internal_error` here. Starlette's
+    own last resort answers too but then re-raises, and uvicorn closes the connection, so
+    the client's next request on that keep-alive connection is lost with it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(msg: Message) -> None:
+            nonlocal started
+            if msg["type"] == "http.response.start":
+                started = True
+            await send(msg)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception:
+            if started:              # half an answer is out: only closing the connection is honest
+                raise
+            logger.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            resp = error_response(ServiceError("internal_error", "internal error", status=500))
+            await resp(scope, receive, send)
 
 
 class MetricsMiddleware:
