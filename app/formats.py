@@ -7,6 +7,7 @@ Only reading and writing: trees come from workers. CoNLL-U input is read with
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from models.conllu import Sentence, Word, format_sentence, read_conllu_string
@@ -37,6 +38,11 @@ def to_conllu(sentences: list[dict[str, Any]]) -> str:
 
 # ---- UDPipe /process input ----------------------------------------------------------
 def read_conllu_items(data: str, keep_tags: bool, s) -> tuple[list[Sentence], list[Item]]:
+    """CoNLL-U sentences and their items. The whole of `data` is checked for lone
+    surrogates and control characters, not only the forms: every column and comment is
+    written back into the answer."""
+    if data.strip():
+        check_text(data, "data")
     try:
         sents = read_conllu_string(data, path_name="data")
     except ConlluError as exc:
@@ -115,9 +121,14 @@ def parse_options(spec: str) -> dict[str, Any]:
 
 
 def _number(v: str) -> Any:
-    for conv in (int, float):
-        try:
-            return conv(v)
-        except ValueError:
-            pass
-    return v
+    """int, else a finite float, else the string itself: "1e309" or a 5,000-digit number
+    stays as written, so the refusal quotes it rather than an `inf` nobody sent."""
+    try:
+        return int(v)
+    except ValueError:
+        pass
+    try:
+        f = float(v)
+    except ValueError:
+        return v
+    return f if math.isfinite(f) else v

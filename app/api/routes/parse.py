@@ -4,12 +4,12 @@ from __future__ import annotations
 import logging
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import PlainTextResponse, Response
 
 from ... import metrics
 from ...errors import ServiceError
 from ...formats import to_conllu
-from ...schemas import ErrorResponse, ParseRequest, ParseResponse
+from ...schemas import ErrorResponse, ParseRequest, ParseResponse, SafeJSONResponse
 from ...service import item_from_text, items_from_sentences, sentence_results
 from ..deps import ParseBody, ServiceDep, SettingsDep
 
@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 router = APIRouter(prefix="/parse", tags=["parse"])
 
 CONLLU = "text/x-conllu"
-_ERRORS = {code: {"model": ErrorResponse} for code in (400, 413, 415, 422, 503, 504)}
+_ERRORS = {code: {"model": ErrorResponse} for code in (400, 401, 413, 415, 422, 503, 504)}
 
 
 @router.post(
@@ -52,6 +52,6 @@ async def parse(req: ParseBody, request: Request, service: ServiceDep,
     output = req.output or ("conllu" if CONLLU in request.headers.get("accept", "") else "json")
     if output == "conllu":
         return PlainTextResponse(to_conllu(sentences), media_type=CONLLU)
-    return JSONResponse({"model": plan.model, "version": plan.info["version"],
-                         "decoder": plan.decoder, "budget": plan.budget,
-                         "sentences": sentences})
+    return SafeJSONResponse({"model": plan.model, "version": plan.info["version"],
+                             "decoder": plan.decoder, "budget": plan.budget,
+                             "sentences": sentences})

@@ -2,12 +2,14 @@
 
 Fields (form-encoded, multipart, JSON or query string): `data` (required),
 `model`, `tokenizer`, `tagger`, `parser`, `input` = conllu | horizontal |
-vertical (ignored when `tokenizer` is present: `data` is then raw text, split into
-sentences; `tokenizer=presegmented` takes one sentence a line), `output` =
-conllu. As in UDPipe, CoNLL-U input keeps its tags unless `tagger` is sent, and
-every line the parser does not own is written back as it came. `parser` may carry
-deptree options: `parser=decoder=greedy;restarts=50`. The answer is
-`{"model", "acknowledgements", "result"}`.
+vertical (unused, though still checked, when `tokenizer` is present: `data` is then
+raw text, split into sentences; `tokenizer=presegmented` takes one sentence a line),
+`output` = conllu. As in UDPipe, CoNLL-U input keeps its tags unless `tagger` is
+sent, and every line the parser does not own is written back as it came. `parser` may
+carry deptree options: `parser=decoder=greedy;restarts=50`. The answer is
+`{"model", "acknowledgements", "result"}`. Form fields and the query string are
+decoded as strict UTF-8 (400 `invalid_utf8`, as for a JSON body), not with
+replacement characters.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from ...formats import (
     read_vertical,
     to_conllu,
 )
-from ...schemas import ErrorResponse, ProcessResponse
+from ...schemas import ErrorResponse, ProcessRequest, ProcessResponse, SafeJSONResponse
 from ...service import item_from_text, items_from_sentences, sentence_results
 from ..deps import ServiceDep, SettingsDep, decode_utf8, load_json
 
@@ -40,11 +42,25 @@ router = APIRouter(prefix="/process", tags=["udpipe"])
 
 ACKNOWLEDGEMENTS = [("deptree: graph-based dependency parser with per-request decoder and"
                      " budget (UDPipe-compatible REST endpoint)")]
-FIELDS = ("data", "model", "tokenizer", "tagger", "parser", "input", "output")
+FIELDS = tuple(ProcessRequest.model_fields)
+INPUTS = ("conllu", "horizontal", "vertical")
+
+
+def _pairs(raw: bytes, where: str) -> dict[str, str]:
+    """name=value pairs of a query string or form body, percent-decoded as strict UTF-8."""
+    out = {}
+    # latin-1 maps bytes to characters one to one, so each name and value is its raw bytes
+    for k, v in parse_qsl(raw.decode("latin-1"), keep_blank_values=True, encoding="latin-1"):
+        try:
+            out[k.encode("latin-1").decode("utf-8")] = v.encode("latin-1").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ServiceError("invalid_utf8", f"{where} {k[:40]!r} is not valid UTF-8:"
+                               f" {exc.reason} at byte {exc.start}") from None
+    return out
 
 
 async def _fields(request: Request, max_bytes: int) -> dict[str, str]:
-    out: dict[str, Any] = dict(request.query_params)
+    out: dict[str, Any] = _pairs(request.scope.get("query_string", b""), "the query parameter")
     if request.method == "POST":
         ctype = request.headers.get("content-type", "").split(";")[0].strip()
         if ctype.endswith("json"):
@@ -53,12 +69,7 @@ async def _fields(request: Request, max_bytes: int) -> dict[str, str]:
                 raise ServiceError("wrong_type", "the JSON body must be an object")
             out.update(data)
         elif ctype == "application/x-www-form-urlencoded":
-            try:
-                out.update(parse_qsl(decode_utf8(await request.body()), keep_blank_values=True,
-                                     encoding="utf-8", errors="strict"))
-            except UnicodeDecodeError as exc:
-                raise ServiceError("invalid_utf8", f"a form field is not valid UTF-8: {exc}") \
-                    from None
+            out.update(_pairs(await request.body(), "the form field"))
         elif ctype == "multipart/form-data":
             form = await request.form(max_part_size=max_bytes)
             for k, v in form.multi_items():
@@ -80,12 +91,33 @@ def _model(name: str | None, cat: dict) -> str | None:
     return next((m for m in sorted(cat) if m.startswith(name)), name)
 
 
+def _fields_schema() -> dict[str, Any]:
+    """ProcessRequest's JSON schema without the null branches: a field is a string or absent."""
+    schema = ProcessRequest.model_json_schema()
+    for prop in schema["properties"].values():
+        branches = [b for b in prop.pop("anyOf", []) if b.get("type") != "null"]
+        prop.pop("default", None)
+        if branches:
+            prop.update(branches[0])
+    return schema
+
+
+_FIELDS_SCHEMA = _fields_schema()
 _DOC = {"response_model": ProcessResponse,
-        "responses": {code: {"model": ErrorResponse} for code in (400, 413, 422, 503)},
+        "responses": {code: {"model": ErrorResponse}
+                      for code in (400, 401, 413, 415, 422, 503, 504)},
         "summary": "UDPipe-compatible processing (CoNLL-U result)"}
+_POST_BODY = {"requestBody": {"required": True, "content": {
+    ctype: {"schema": _FIELDS_SCHEMA} for ctype in (
+        "application/x-www-form-urlencoded", "multipart/form-data", "application/json")}}}
+_GET_QUERY = {"parameters": [
+    {"name": name, "in": "query", "required": name in _FIELDS_SCHEMA["required"],
+     "schema": {k: v for k, v in prop.items() if k not in ("title", "default")},
+     "description": prop.get("description", "")}
+    for name, prop in _FIELDS_SCHEMA["properties"].items()]}
 
 
-@router.post("", operation_id="process_post", **_DOC)
+@router.post("", operation_id="process_post", openapi_extra=_POST_BODY, **_DOC)
 async def process(request: Request, service: ServiceDep, settings: SettingsDep) -> JSONResponse:
     f = await _fields(request, settings.max_body_bytes)
     data = f.get("data")
@@ -95,6 +127,10 @@ async def process(request: Request, service: ServiceDep, settings: SettingsDep) 
     if not output.startswith("conllu"):
         raise ServiceError("unsupported_format", f"output {output!r} is not supported; use"
                            " conllu", value=output)
+    fmt = f.get("input") or "conllu"
+    if fmt not in INPUTS:        # checked even when `tokenizer` makes it unused
+        raise ServiceError("unsupported_format", f"input {fmt!r} is not one of "
+                           + ", ".join(INPUTS), value=fmt)
     opts = parse_options(f.get("parser") or "")
     decoder = opts.pop("decoder", None)
     conllu_sents = None
@@ -105,7 +141,6 @@ async def process(request: Request, service: ServiceDep, settings: SettingsDep) 
         else:
             items = [item_from_text(data, settings)]
     else:
-        fmt = f.get("input") or "conllu"
         if len(data) > settings.max_chars:
             raise ServiceError("too_many_characters", f"data exceeds max_chars="
                                f"{settings.max_chars} (got {len(data)})", limit="max_chars",
@@ -114,11 +149,8 @@ async def process(request: Request, service: ServiceDep, settings: SettingsDep) 
             conllu_sents, items = read_conllu_items(data, "tagger" not in f, settings)
         elif fmt == "horizontal":
             items = read_horizontal(data, settings)
-        elif fmt == "vertical":
-            items = read_vertical(data, settings)
         else:
-            raise ServiceError("unsupported_format", f"input {fmt!r} is not one of conllu,"
-                               " horizontal, vertical", value=fmt)
+            items = read_vertical(data, settings)
     plan = service.plan(_model(f.get("model"), service.dispatcher.catalogue()), decoder, opts,
                         items)
     metrics.IN_FLIGHT.inc()
@@ -141,8 +173,8 @@ async def process(request: Request, service: ServiceDep, settings: SettingsDep) 
         result = "".join(parts)
     else:
         result = to_conllu(sentence_results(plan))
-    return JSONResponse({"model": plan.model, "acknowledgements": ACKNOWLEDGEMENTS,
-                         "result": result})
+    return SafeJSONResponse({"model": plan.model, "acknowledgements": ACKNOWLEDGEMENTS,
+                             "result": result})
 
 
-router.get("", operation_id="process_get", **_DOC)(process)
+router.get("", operation_id="process_get", openapi_extra=_GET_QUERY, **_DOC)(process)
