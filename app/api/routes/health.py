@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from ... import metrics
 from ...cache import RedisCache
@@ -43,7 +43,8 @@ async def ready(dispatcher: DispatcherDep, cache: CacheDep, settings: SettingsDe
     return JSONResponse(body, status_code=200 if ok else 503)
 
 
-@router.get("/metrics", summary="Prometheus metrics", include_in_schema=True)
+@router.get("/metrics", summary="Prometheus metrics", include_in_schema=True,
+            response_class=PlainTextResponse)      # documents the text exposition format
 async def prometheus(dispatcher: DispatcherDep, settings: SettingsDep) -> Response:
     """404 when `metrics_port` is set: the metrics are then served there only."""
     if settings.metrics_port:
