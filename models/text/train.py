@@ -38,12 +38,16 @@ def running_texts(sentences: Sequence[Sentence], par_sep: str = "\n\n"
     return out
 
 
-def train_tokenizer(sentences: Sequence[Sentence], epochs: int = 6, seed: int = 0) -> Tokenizer:
+def train_tokenizer(sentences: Sequence[Sentence], epochs: int = 10, seed: int = 0,
+                    par_seps: Sequence[str] = ("\n\n", " ")) -> Tokenizer:
+    """Lexicon and sentence splitter; the splitter learns from every document
+    rendered once per paragraph separator in `par_seps`."""
     lexicon = learn_lexicon(list(sentences))
     tokenizer = Tokenizer(lexicon)
     docs = []
-    for text, spans in running_texts(sentences):
-        docs.append((text, tokenizer.tokenize_sentence(text), {e for _, e in spans}))
+    for sep in par_seps:
+        for text, spans in running_texts(sentences, sep):
+            docs.append((text, tokenizer.tokenize_sentence(text), {e for _, e in spans}))
     splitter = SentenceSplitter(abbreviations=lexicon.abbreviations)
     splitter.train(docs, epochs=epochs, seed=seed)
     tokenizer.splitter = splitter

@@ -47,3 +47,38 @@ def test_shipped_splitter_on_a_paragraph(shipped_dir):
     assert [text[s[0].start:s[-1].end] for s in sents] == [
         "Dr. Smith arrived at the U.S. embassy on Monday.", "He was late!",
         "Why did nobody call him?", "The meeting had started at 9 a.m. sharp."]
+
+
+def test_splitter_learns_boundaries_without_punctuation():
+    """EWT web text often ends a sentence with no punctuation and starts the next
+    in lowercase: every gap is a candidate, not only gaps after . ! ?"""
+    tok = Tokenizer(Lexicon())
+    firsts = ["the cat sleeps", "my friend works here", "it was late", "lol that was fun"]
+    seconds = ["we said no", "they left at noon", "thanks a lot", "see you there"]
+    docs = []
+    for d in range(40):
+        sents = [firsts[(d + i) % 4] if i % 2 == 0 else seconds[(d * 3 + i) % 4]
+                 for i in range(6)]
+        text, spans = render_document([sents])
+        docs.append((text, tok.tokenize_sentence(text), {e for _, e in spans}))
+    splitter = SentenceSplitter(n_bits=14)
+    splitter.train(docs, epochs=4, seed=0)
+    tok.splitter = splitter
+    text = "it was late we said no my friend works here see you there"
+    assert [text[s[0].start:s[-1].end] for s in tok.tokenize(text)] == [
+        "it was late", "we said no", "my friend works here", "see you there"]
+
+
+def test_shipped_splitter_without_final_punctuation(shipped_dir):
+    """Web text: a title with no full stop, a greeting, a signature, a lowercase start."""
+    tok = Tokenizer.load(f"{shipped_dir}/tokenizer")
+    cases = {
+        "Hi John\n\nCan you send me the report by Friday? Thanks\nMary":
+            ["Hi John", "Can you send me the report by Friday?", "Thanks", "Mary"],
+        "Lovely Cottage This cottage is a charming home.":
+            ["Lovely Cottage", "This cottage is a charming home."],
+        "The food was great. the staff were friendly":
+            ["The food was great.", "the staff were friendly"],
+    }
+    for text, expected in cases.items():
+        assert [text[s[0].start:s[-1].end] for s in tok.tokenize(text)] == expected
