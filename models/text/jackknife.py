@@ -42,7 +42,7 @@ def jackknife_tags(sentences: Sequence[Sequence[Sequence[Any]]], k: int = 10, se
 
     sentences: lists of (form, upos, xpos, ...) tuples; train_fn(train_sentences)
     returns anything with `.tag(forms) -> (upos, xpos)` (default: `Tagger.train`
-    with the settings of `train_frontend`: bidirectional, 8 epochs, seed 0).
+    with the settings of `train_frontend`: bidirectional, 12 epochs, seed 0).
     With fewer sentences than folds, k is reduced to the number of sentences.
     """
     train_fn = train_fn or _default_train

@@ -1,4 +1,4 @@
-"""Averaged-perceptron POS tagger predicting UPOS and XPOS jointly.
+"""Averaged linear POS tagger (passive-aggressive updates) predicting UPOS and XPOS jointly.
 
 One class per (UPOS, XPOS) pair seen in training (102 in EWT), so the two tags
 always agree. Greedy left to right, with features of the word and its
@@ -18,6 +18,9 @@ scores to the bit (the dense sums minus their additions of zero).
 Model files: `tagger.json` (format version, classes, templates, hash, seed,
 epochs, data hash) and `tagger.npz` (non-zero averaged weights as sorted flat
 indices, delta-coded, and float16 values; weights below `prune` are dropped).
+PA weights are small (median |w| ~0.006 on en_ewt): pruning below 0.01 keeps
+~40% of them, 4.4 MB for both directions, and costs 0.01-0.02 UPOS/XPOS on dev
+(0.001: 11 MB, no loss).
 """
 from __future__ import annotations
 
@@ -249,7 +252,7 @@ class Tagger:
 
     # -- training --------------------------------------------------------------
     @classmethod
-    def train(cls, sentences: Sequence[Sequence[Sequence[str]]], epochs: int = 8,
+    def train(cls, sentences: Sequence[Sequence[Sequence[str]]], epochs: int = 12,
               seed: int = 0, n_bits: int = 20, stack_folds: int = 0,
               bidirectional: bool = False) -> Tagger:
         """Train on sentences of (form, upos, xpos, ...) tuples.
@@ -305,7 +308,8 @@ class Tagger:
         del U
         digest = hashlib.sha1("\n".join(" ".join(w[0] for w in s) for s in sentences)
                               .encode("utf-8")).hexdigest()
-        tagger.meta = {"epochs": epochs, "seed": seed, "n_sentences": len(sentences),
+        tagger.meta = {"epochs": epochs, "seed": seed, "update": "passive-aggressive",
+                       "n_sentences": len(sentences),
                        "data_sha1": digest, "stack_folds": stack_folds}
         return tagger
 
@@ -340,7 +344,7 @@ class Tagger:
         return W.reshape(1 << self.n_bits, len(self.classes))
 
     # -- persistence -------------------------------------------------------------
-    def save(self, directory: str, prune: float = 1e-3) -> None:
+    def save(self, directory: str, prune: float = 1e-2) -> None:
         os.makedirs(directory, exist_ok=True)
         flat, values = self.nonzero_weights()
         keep = np.abs(values) >= prune
@@ -379,8 +383,8 @@ class Tagger:
         compact = compact_weights(np.cumsum(data["delta"], dtype=np.int64),
                                   data["value"].astype(np.float32), 1 << h["n_bits"],
                                   len(classes))
-        meta = {k: h[k] for k in ("epochs", "seed", "n_sentences", "data_sha1", "stack_folds",
-                                  "bidirectional") if k in h}
+        meta = {k: h[k] for k in ("epochs", "seed", "update", "n_sentences", "data_sha1",
+                                  "stack_folds", "bidirectional") if k in h}
         backward = cls.load(os.path.join(directory, "backward")) if h.get("bidirectional") \
             else None
         return cls(classes, h["n_bits"], None, meta, h["ambiguity"], first, backward,

@@ -93,7 +93,7 @@ def evaluate_tagger(tagger: Tagger, lemmatizer: Lemmatizer | None,
     return out
 
 
-def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epochs: int = 8,
+def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epochs: int = 12,
                    seed: int = 0, stack_folds: int = 0, bidirectional: bool = True) -> dict:
     """Train all three models on train_path, write them under out_dir, return metrics."""
     train = read_conllu(train_path)
@@ -109,6 +109,7 @@ def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epoch
     tagger = Tagger.train(tuples, epochs=epochs, seed=seed, stack_folds=stack_folds,
                           bidirectional=bidirectional)
     tagger.save(os.path.join(out_dir, "tagger"))
+    tagger = Tagger.load(os.path.join(out_dir, "tagger"))  # dev figures of the pruned model
     t2 = time.perf_counter()
     lemmatizer = Lemmatizer.train(tuples)
     lemmatizer.save(os.path.join(out_dir, "lemmatizer"))

@@ -39,7 +39,7 @@ def test_training_is_reproducible(tiny_tuples):
 
 def test_save_load_gives_identical_tags(tmp_path, tiny_tuples):
     tagger = Tagger.train(tiny_tuples, epochs=3, seed=0, n_bits=16)
-    tagger.save(str(tmp_path))
+    tagger.save(str(tmp_path), prune=0.0)  # the default prune is a size choice for en_ewt
     again = Tagger.load(str(tmp_path))
     for forms in (["The", "preacher", "was", "killed", "."], ["Unseen", "zorbles", "fly"]):
         assert again.tag(forms) == tagger.tag(forms)
@@ -51,7 +51,7 @@ def test_save_load_gives_identical_tags(tmp_path, tiny_tuples):
 def test_stacked_tagger_round_trip(tmp_path, tiny_tuples):
     tagger = Tagger.train(tiny_tuples[:20], epochs=2, seed=0, n_bits=14, stack_folds=2)
     assert tagger.first is not None
-    tagger.save(str(tmp_path))
+    tagger.save(str(tmp_path), prune=0.0)
     again = Tagger.load(str(tmp_path))
     forms = [w[0] for w in tiny_tuples[25]]
     assert again.tag(forms) == tagger.tag(forms)
@@ -182,3 +182,28 @@ def test_shipped_tagger_compact_tags_equal_dense(shipped_dir):
         expected = [tagger.classes[c] for c in np.argmax(fwd + bwd[::-1], axis=1)]
         upos, xpos = tagger.tag(forms)
         assert list(zip(upos, xpos)) == expected
+
+
+def test_passive_aggressive_update_gives_margin_one():
+    """One PA step on one token from zero weights: the gold class then beats the
+    violator (the best other class) by exactly 1: tau = loss / (2 * n_features)."""
+    n_classes, mask = 5, (1 << 16) - 1
+    tf_all = np.arange(5 * 13, dtype=np.int64).reshape(5, 13) * 7919  # one token + padding
+    rows = np.array([[11, 22, 33, 44]], np.int64)
+    trows = np.empty(K.N_TAG_FEATS, np.int64)
+    K._tag_rows(tf_all, 0, n_classes, n_classes + 1, n_classes, mask, trows)
+    assert len(set(trows.tolist()) | set(rows[0].tolist())) == rows.shape[1] + len(trows)
+    W = np.zeros((mask + 1, n_classes), np.float32)
+    U = np.zeros_like(W)
+    gold = np.array([3], np.int64)
+    step, errors = K.train_epoch(tf_all, np.array([0, 5]), rows, np.array([0, 1]), gold,
+                                 np.array([0]), W, U, 1, mask)
+    assert (step, errors) == (2, 1)  # argmax of all-zero scores is class 0: an error
+    scores = W[np.concatenate([rows[0], trows])].sum(axis=0)
+    assert scores[3] == pytest.approx(0.5) and scores[0] == pytest.approx(-0.5)
+    assert np.delete(scores, [0, 3]).max() == 0.0  # only gold and violator move
+    # second pass: no error, the next violator (class 1, score 0) is pushed to margin 1
+    step, errors = K.train_epoch(tf_all, np.array([0, 5]), rows, np.array([0, 1]), gold,
+                                 np.array([0]), W, U, step, mask)
+    scores = W[np.concatenate([rows[0], trows])].sum(axis=0)
+    assert errors == 0 and scores[3] - scores[1] == pytest.approx(1.0)
