@@ -11,8 +11,8 @@ Training data are the treebank's documents rendered as running text by
 `render_document`: sentence texts joined by a space inside a paragraph,
 paragraphs by a blank line, and (`train_tokenizer`) the same documents again
 with paragraphs joined by a space, so that lexical cues are learned where no
-blank line marks the paragraph (en_ewt dev sentence F1 90.3 with blank lines /
-83.1 without, against 90.4 / 80.5 trained on blank lines only).
+blank line marks the paragraph (en_ewt dev sentence F1 90.6 with blank lines /
+83.0 without, against 90.4 / 80.5 trained on blank lines only).
 """
 from __future__ import annotations
 
