@@ -73,6 +73,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=("table", "tune", "ensemble"))
     ap.add_argument("--offset", type=int, default=0, help="skip this many dev sentences")
+    ap.add_argument("--alphas", type=float, nargs="+", default=[0.5, 1.0, 2.0])
+    ap.add_argument("--betas", type=float, nargs="+", default=[0.0, 0.1, 0.3, 0.6])
+    ap.add_argument("--min-part-probs", type=float, nargs="+", default=[0.0, 0.01])
     ap.add_argument("--limit", type=int, default=300)
     ap.add_argument("--swaps", type=int, default=20)
     ap.add_argument("--beam", type=int, default=4)
@@ -110,7 +113,7 @@ def main() -> None:
         print("| alpha | beta | min part prob | swaps | UAS | tokens/s | mean score |")
         print("|---|---|---|---|---|---|---|")
         for mp, alpha, beta, swaps in itertools.product(
-                (0.0, 0.01), (0.5, 1.0, 2.0), (0.0, 0.1, 0.3, 0.6), (0, args.swaps)):
+                args.min_part_probs, args.alphas, args.betas, (0, args.swaps)):
             tok = correct = 0
             scores = []
             t0 = time.perf_counter()
@@ -126,9 +129,13 @@ def main() -> None:
         return
     configs = [("greedy (defaults)", "greedy", {}),
                ("mst (first order)", "mst", {}),
-               ("BGI-PP", "bgi", {"swaps": 0, "beam": 1}),
-               (f"BGI-PP+i (swaps {args.swaps})", "bgi", {"swaps": args.swaps, "beam": 1}),
+               ("BGI-PP", "bgi", {"swaps": 0, "beam": 1, "mst_start": False}),
+               (f"BGI-PP+i (swaps {args.swaps})", "bgi",
+                {"swaps": args.swaps, "beam": 1, "mst_start": False}),
                (f"BGI-PP+i+b (beam {args.beam})", "bgi",
+                {"swaps": args.swaps, "beam": args.beam, "mst_start": False}),
+               ("BGI-PP+i, MST start (default)", "bgi", {"swaps": args.swaps, "beam": 1}),
+               (f"BGI-PP+i+b (beam {args.beam}), MST start", "bgi",
                 {"swaps": args.swaps, "beam": args.beam}),
                ("BGI-PP+i+e (ensemble with greedy)", "bgi",
                 {"swaps": args.swaps, "beam": 1, "ensemble_with": "greedy"}),

@@ -329,16 +329,31 @@ def improve(sc, heads: np.ndarray, swaps: int, deadline: float | None = None,
     return swaps, False
 
 
+def _allowed_mst(sc) -> np.ndarray | None:
+    """The first-order MST over the allowed arcs, or None when they hold no tree."""
+    Q = sc.first_order if sc.first_order is not None else sc.S
+    alt = decode_mst(np.where(sc.allowed, Q, -np.inf))
+    if is_valid_tree(alt) and sc.allowed[alt[1:], np.arange(1, alt.shape[0])].all():
+        return alt
+    return None
+
+
 def run_bgi(sc, beam: int, swaps: int, alpha: float, beta: float,
             bias_heads: np.ndarray | None = None, deadline: float | None = None,
             min_part_prob: float = MIN_PART_PROB, markers: bool | None = None,
-            gamma: tuple[float, float, float] | None = None
+            gamma: tuple[float, float, float] | None = None, mst_start: bool = False
             ) -> tuple[np.ndarray, float, dict]:
-    """BGI-PP (+ beam, + swaps, + ensemble bias): heads, full-model score, stats."""
+    """BGI-PP (+ beam, + swaps, + ensemble bias): heads, full-model score, stats.
+    `mst_start` adds the first-order MST over the allowed arcs to the final beam
+    before the swaps (not in the paper: a second, cheap and different start)."""
     t0 = time.perf_counter()
     prob = BGIProblem(sc, alpha, bias_heads, gamma, min_part_prob,
                       MARKERS if markers is None else markers)
     trees, hit = bgi_construct(prob, beta, beam, deadline)
+    if mst_start:
+        alt = _allowed_mst(sc)
+        if alt is not None:
+            trees.append(alt)
     trees = list({t.tobytes(): t for t in trees}.values())  # distinct trees, first kept
     rounds, hit2 = 0, False
     for t in trees:  # every tree of the final beam is improved, the best one wins
@@ -354,9 +369,8 @@ def run_bgi(sc, beam: int, swaps: int, alpha: float, beta: float,
         # swaps could not undo): fall back to the first-order MST over the allowed
         # arcs, improved by the same swaps (as decode_sampling starts)
         # (if the allowed arcs hold a tree at all; else the pruned arc stays)
-        Q = sc.first_order if sc.first_order is not None else sc.S
-        alt = decode_mst(np.where(sc.allowed, Q, -np.inf))
-        if is_valid_tree(alt) and sc.allowed[alt[1:], np.arange(1, alt.shape[0])].all():
+        alt = _allowed_mst(sc)
+        if alt is not None:
             improve(sc, alt, max(swaps, 1), deadline, prob.memo)
             heads, repaired = alt, True
     stats = {"parts": int(prob.w.shape[0]), "beam_best": best, "swap_rounds": rounds,

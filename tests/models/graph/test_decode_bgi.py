@@ -307,3 +307,15 @@ def test_ensemble_with_given_heads_of_another_parser(rng):
     for bad in (None, [0] * 6, [9] * 7, [-1] * 7):
         with pytest.raises(BudgetError):
             decode_bgi(sc, {"ensemble_with": "selectional", "ensemble_heads": bad})
+
+
+def test_mst_start_only_adds_a_start(rng):
+    """With `mst_start` the swaps also start from the first-order MST: the best of a
+    superset of improved trees, so the model score never drops."""
+    for n in (3, 6, 10):
+        sc = _scorer(rng, n, 3)
+        plain = decode_bgi(sc, {"mst_start": False, "swaps": 3})
+        more = decode_bgi(sc, {"mst_start": True, "swaps": 3})
+        assert is_valid_tree(more.heads) and more.score >= plain.score - 1e-9
+    with pytest.raises(BudgetError):
+        decode_bgi(sc, {"mst_start": "yes"})
