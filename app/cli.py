@@ -90,8 +90,9 @@ def _add_parse(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, help="bgi: arc probability sharpness")
     p.add_argument("--beta", type=float, help="bgi: loss/gain balance in [0, 1]")
     p.add_argument("--ensemble-with", help="bgi: bias toward this decoder's tree")
-    p.add_argument("--mst-start", action=argparse.BooleanOptionalAction, default=None,
-                   help="bgi: also start the swaps from the first-order MST (default on)")
+    p.add_argument("--start", choices=("bgi", "max", "both"),
+                   help="bgi: where the swaps start (default max: the highest-scoring of the"
+                        " beam's trees and the first-order MST)")
     p.add_argument("--confidence", action="store_true", default=None,
                    help="per-arc confidence (greedy, sampling), written to MISC as HeadConf")
     p.add_argument("--file", help="read this file instead of stdin")
@@ -103,7 +104,7 @@ def _run_parse(args: argparse.Namespace) -> int:
 
     names = ("restarts", "converge", "init", "seed", "deadline_ms", "samples", "temperature",
              "cooling", "chains", "proposal", "confidence", "beam", "margin", "swaps", "alpha",
-             "beta", "ensemble_with", "mst_start")
+             "beta", "ensemble_with", "start")
     budget = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     source = open(args.file, encoding="utf-8") if args.file else sys.stdin
     try:

@@ -341,19 +341,24 @@ def _allowed_mst(sc) -> np.ndarray | None:
 def run_bgi(sc, beam: int, swaps: int, alpha: float, beta: float,
             bias_heads: np.ndarray | None = None, deadline: float | None = None,
             min_part_prob: float = MIN_PART_PROB, markers: bool | None = None,
-            gamma: tuple[float, float, float] | None = None, mst_start: bool = False
+            gamma: tuple[float, float, float] | None = None, start: str = "bgi"
             ) -> tuple[np.ndarray, float, dict]:
     """BGI-PP (+ beam, + swaps, + ensemble bias): heads, full-model score, stats.
-    `mst_start` adds the first-order MST over the allowed arcs to the final beam
-    before the swaps (not in the paper: a second, cheap and different start)."""
+    `start` says where the swaps start (Section 6 starts from the final beam, "bgi");
+    not in the paper, the first-order MST over the allowed arcs as a cheap, different
+    start: "max" runs one swap search, from the highest-scoring of the beam's trees and
+    the MST; "both" adds the MST to the beam (one search more than "bgi")."""
     t0 = time.perf_counter()
     prob = BGIProblem(sc, alpha, bias_heads, gamma, min_part_prob,
                       MARKERS if markers is None else markers)
     trees, hit = bgi_construct(prob, beta, beam, deadline)
-    if mst_start:
+    if start != "bgi":
         alt = _allowed_mst(sc)
-        if alt is not None:
+        if alt is not None and start == "both":
             trees.append(alt)
+        elif start == "max":
+            cands = trees + ([alt] if alt is not None else [])
+            trees = [max(cands, key=sc.score)]
     trees = list({t.tobytes(): t for t in trees}.values())  # distinct trees, first kept
     rounds, hit2 = 0, False
     for t in trees:  # every tree of the final beam is improved, the best one wins

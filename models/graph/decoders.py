@@ -200,10 +200,13 @@ def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
 
 
 # beam, swaps, alpha, beta tuned on an en_ewt dev subset (bench/RESULTS.md, bgi section)
-# mst_start: the first-order MST joins the final beam before the swaps (not in the
-# paper; en_ewt dev 87.54 -> 88.63 UAS at 0.8x the speed, bench/RESULTS.md)
+# start: where the swaps start; "max" (not in the paper: one search, from the best of
+# the beam's trees and the first-order MST) gives en_ewt dev 88.16 UAS against the
+# paper's "bgi" 87.54 at the same speed; "both" 88.63 at ~0.9x (bench/RESULTS.md).
+# With ensemble_with the default start is "bgi": the bias lives in the construction.
+BGI_STARTS = ("bgi", "max", "both")
 BGI_DEFAULTS = {"beam": 1, "swaps": 20, "alpha": 2.0, "beta": 0.3, "ensemble_with": None,
-                "mst_start": True}
+                "start": "max"}
 # "selectional" is the transition parser of the Pipeline: it decodes first and hands
 # its tree over as `ensemble_heads` (the graph model alone cannot run it)
 BGI_ENSEMBLE = ("greedy", "mst", "selectional")
@@ -235,9 +238,9 @@ def decode_bgi(sc: Scorer, budget: dict) -> Decoded:
     if other is not None and other not in BGI_ENSEMBLE:
         raise BudgetError(f"ensemble_with must be one of {', '.join(BGI_ENSEMBLE)}, "
                           f"got {other!r}")
-    mst_start = budget.get("mst_start", d["mst_start"])
-    if not isinstance(mst_start, (bool, np.bool_)):
-        raise BudgetError(f"mst_start must be true or false, got {mst_start!r}")
+    start = budget.get("start", d["start"] if other is None else "bgi")
+    if start not in BGI_STARTS:
+        raise BudgetError(f"start must be one of {', '.join(BGI_STARTS)}, got {start!r}")
     deadline = _deadline(budget)
     t0 = time.perf_counter()
     if other == "selectional":
@@ -245,7 +248,7 @@ def decode_bgi(sc: Scorer, budget: dict) -> Decoded:
     else:
         bias = DECODERS[other](sc, {}).heads if other is not None else None
     heads, score, stats = run_bgi(sc, beam, swaps, alpha, float(beta), bias, deadline,
-                                  mst_start=bool(mst_start))
+                                  start=start)
     stats["ensemble_with"] = other
     stats["seconds"] = time.perf_counter() - t0
     return Decoded(heads, score, stats)
@@ -263,7 +266,7 @@ BUDGET_FIELDS: dict[str, tuple[str, ...]] = {
     "mst": ("deadline_ms",),
     "sampling": ("samples", "temperature", "cooling", "converge", "chains", "proposal", "seed",
                  "deadline_ms", "confidence"),
-    "bgi": ("beam", "swaps", "alpha", "beta", "ensemble_with", "mst_start", "deadline_ms"),
+    "bgi": ("beam", "swaps", "alpha", "beta", "ensemble_with", "start", "deadline_ms"),
 }
 
 DECODER_DEFAULTS: dict[str, dict[str, Any]] = {

@@ -53,7 +53,7 @@ WORD = mostly(PLAIN, ANY_WORD)
 DECODERS = ["greedy", "mst", "sampling", "bgi", "selectional"]
 BUDGET_KEYS = ["restarts", "converge", "init", "seed", "deadline_ms", "confidence", "samples",
                "temperature", "cooling", "chains", "proposal", "beam", "swaps", "alpha", "beta",
-               "ensemble_with", "mst_start", "margin"]
+               "ensemble_with", "start", "margin"]
 HUGE = [10**400, -10**400, 2**63, 2**64, -(2**63) - 1]
 # values a decoder takes (small, so quick to decode) and values it must refuse
 GOOD_VALUE = st.one_of(

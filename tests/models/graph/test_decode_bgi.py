@@ -309,13 +309,16 @@ def test_ensemble_with_given_heads_of_another_parser(rng):
             decode_bgi(sc, {"ensemble_with": "selectional", "ensemble_heads": bad})
 
 
-def test_mst_start_only_adds_a_start(rng):
-    """With `mst_start` the swaps also start from the first-order MST: the best of a
-    superset of improved trees, so the model score never drops."""
+def test_starts_of_the_swaps(rng):
+    """start "both" improves a superset of the trees "bgi" and "max" improve, so its
+    model score is never lower; "max" starts from the higher-scoring tree."""
     for n in (3, 6, 10):
         sc = _scorer(rng, n, 3)
-        plain = decode_bgi(sc, {"mst_start": False, "swaps": 3})
-        more = decode_bgi(sc, {"mst_start": True, "swaps": 3})
-        assert is_valid_tree(more.heads) and more.score >= plain.score - 1e-9
-    with pytest.raises(BudgetError):
-        decode_bgi(sc, {"mst_start": "yes"})
+        res = {s: decode_bgi(sc, {"start": s, "swaps": 3}) for s in ("bgi", "max", "both")}
+        assert all(is_valid_tree(r.heads) for r in res.values())
+        assert res["both"].score >= max(res["bgi"].score, res["max"].score) - 1e-9
+        assert decode_bgi(sc, {"start": "max", "swaps": 0}).score >= \
+            decode_bgi(sc, {"start": "bgi", "swaps": 0}).score - 1e-9
+    for bad in ("yes", True, None):
+        with pytest.raises(BudgetError):
+            decode_bgi(sc, {"start": bad})
