@@ -44,6 +44,16 @@ class ParsedTree:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
+def _digest(files: list[Path]) -> str:
+    """First 8 hex digits of the SHA-256 of the files' names and contents."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:8]
+
+
 class Pipeline:
     def __init__(self, directory: Path, meta: dict, graph: GraphModel, tokenizer=None,
                  tagger=None, lemmatizer=None, feats=None, transition=None):
@@ -70,6 +80,8 @@ class Pipeline:
         v = f"{self.meta.get('version', '0')}+{self.graph.version}"
         if self.transition is not None:
             v += f"+t{self.transition_version}"
+        if self.frontend_version:
+            v += f"+f{self.frontend_version}"
         return v
 
     @property
@@ -87,6 +99,8 @@ class Pipeline:
             out[SELECTIONAL] = {"fields": list(transition_model.BUDGET_FIELDS),
                                 "defaults": dict(transition_model.DEFAULTS)}
         return out
+
+    frontend_version = ""
 
     # ---- loading -------------------------------------------------------------
     @classmethod
@@ -122,6 +136,8 @@ class Pipeline:
                     graph.order, ", with front-end" if tagger else "",
                     ", with transition parser" if transition else "")
         pipe = cls(d, meta, graph, tokenizer, tagger, lemmatizer, feats, transition)
+        if tagger is not None:       # a retrained front-end changes answers, so the version
+            pipe.frontend_version = _digest(sorted(p for p in fe.rglob("*") if p.is_file()))
         if transition is not None:
             import hashlib
 
