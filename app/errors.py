@@ -55,6 +55,16 @@ KIND_STATUS = {"limit": 413, "input": 422, "budget": 422, "model": 422, "crashed
                "internal": 500}
 
 
+MAX_MESSAGE = 1000      # characters of an error message
+MAX_VALUE = 200         # characters of a quoted string value
+
+
+def _cut(v: Any, n: int) -> Any:
+    if isinstance(v, str) and len(v) > n:
+        return f"{v[:n]}... ({len(v) - n} more characters)"
+    return v
+
+
 class ServiceError(DeptreeError):
     def __init__(self, code: str, message: str, *, limit: str | None = None, value: Any = None,
                  got: Any = None, status: int | None = None) -> None:
@@ -67,10 +77,12 @@ class ServiceError(DeptreeError):
         self.status = status or CODES.get(code, 422)
 
     def body(self) -> dict[str, Any]:
-        err = {"code": self.code, "message": self.message, "limit": self.limit,
-               "value": self.value}
+        """The JSON error; quoted client strings are cut (a 1 MB model name must not
+        come back as a 1 MB error)."""
+        err = {"code": self.code, "message": _cut(self.message, MAX_MESSAGE),
+               "limit": self.limit, "value": _cut(self.value, MAX_VALUE)}
         if self.got is not None:
-            err["got"] = self.got
+            err["got"] = _cut(self.got, MAX_VALUE)
         return {"error": err}
 
 
