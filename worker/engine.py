@@ -129,7 +129,7 @@ class Engine:
         limits = job.get("limits", {})
         max_tokens = int(limits.get("max_tokens_per_sentence", 10**9))
         max_sents = int(limits.get("max_sentences", 10**9))
-        prepared = [self._prepare(pipe, item, max_tokens) for item in job["items"]]
+        prepared = [self._prepare(pipe, item, max_tokens, max_sents) for item in job["items"]]
         n = sum(len(p) for p in prepared)
         if n > max_sents:
             raise LimitError("too_many_sentences",
@@ -156,10 +156,20 @@ class Engine:
         return out
 
     @staticmethod
-    def _prepare(pipe: Pipeline, item: dict, max_tokens: int) -> list[tuple]:
+    def _prepare(pipe: Pipeline, item: dict, max_tokens: int, max_sents: int) -> list[tuple]:
         """[(forms, tags or None, offsets or None)] for one item, limits checked."""
         kind = item["kind"]
         if kind in ("sentence", "document"):
+            # every run of non-space characters is at least one token: refuse what is
+            # certainly over the limits before paying for tokenizing it
+            pieces = len(item["text"].split())
+            cap = max_tokens if kind == "sentence" else max_tokens * max_sents
+            if pieces > cap:
+                what = ("max_tokens_per_sentence" if kind == "sentence"
+                        else "max_sentences x max_tokens_per_sentence")
+                raise LimitError("too_many_tokens", f"the text has at least {pieces} tokens,"
+                                 f" more than {what}={cap}", limit=what,
+                                 value=cap, got=pieces)
             sents = pipe.tokenize(item["text"], split=kind == "document")
             if kind == "sentence":
                 sents = [[t for s in sents for t in s]]

@@ -118,3 +118,20 @@ def test_stats_are_plain_json():
     assert json.loads(json.dumps(jsonable(stats), allow_nan=False)) == {
         "a": 3, "b": 0.5, "c": [1.0, 2.0], "d": True, "e": [1.5], "f": None, "g": None,
         "h": [None]}
+
+
+def test_text_certainly_over_the_limits_is_refused_before_tokenizing(engine, monkeypatch):
+    """A megabyte of words is refused from its word count alone: tokenizing it first
+    cost a worker seconds for an answer known in advance."""
+    pipe = engine.pipes["en_ewt"]
+
+    def no_tokenizing(*a, **k):
+        raise AssertionError("tokenized text that is certainly over the limits")
+
+    monkeypatch.setattr(pipe, "tokenize", no_tokenizing)
+    limits = {"max_tokens_per_sentence": 250, "max_sentences": 256}
+    for item, cap in (({"kind": "document", "text": "word " * 70_000}, 64_000),
+                      ({"kind": "sentence", "text": "w " * 251}, 250)):
+        reply = engine.run(job([item], limits=limits))
+        assert not reply["ok"] and reply["error"]["code"] == "too_many_tokens"
+        assert reply["error"]["value"] == cap
