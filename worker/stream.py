@@ -14,6 +14,11 @@ entry fresh (XCLAIM JUSTID) while it decodes, so long jobs are not stolen. A job
 delivered more than `max_deliveries` times is answered with a "crashed" error
 instead of being tried again (a request that kills every worker).
 
+On SIGTERM a worker takes no new job and ends the one it holds, its heartbeat still
+claiming it (so no other worker decodes it again), then leaves the worker set.
+After a Redis error it creates the group and publishes its models again (a Redis
+restarted empty has neither).
+
 `run_supervised` is `deptree worker`: it keeps N such processes alive, starting a
 new one when one exits to be recycled or crashes, and stops on SIGTERM/SIGINT.
 """
@@ -68,7 +73,8 @@ class StreamWorker:
         # several heartbeats per claim interval, so a live worker's entry never looks idle
         self.heartbeat_s = heartbeat_s or min(1.0, claim_idle_ms / 4000)
         self.current: str | None = None
-        self.stop = threading.Event()
+        self.stop = threading.Event()    # stop taking jobs (SIGTERM): the current one ends
+        self.done = threading.Event()    # run() has ended: the heartbeat stops too
 
     def _client(self) -> redis.Redis:
         return redis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=2,
@@ -85,18 +91,19 @@ class StreamWorker:
             return EXIT_FATAL
         r = self._client()
         hb = threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True)
-        started = False
+        published = False
         last_claim = 0.0
         code = EXIT_STOP
         while not self.stop.is_set():
             try:
-                if not started:
-                    ensure_group(r, self.k["stream"])
+                if not published:       # at start, and after an error: Redis may have
+                    ensure_group(r, self.k["stream"])       # restarted empty
                     for name, info in self.engine.catalogue().items():
                         r.hset(self.k["models"], name, json.dumps(info))
-                    hb.start()
-                    started = True
-                    logger.info("worker %s consuming %s", self.name, self.k["stream"])
+                    published = True
+                    if not hb.is_alive():
+                        hb.start()
+                        logger.info("worker %s consuming %s", self.name, self.k["stream"])
                 entries: list = []
                 if time.monotonic() - last_claim > self.claim_idle_ms / 2000:
                     last_claim = time.monotonic()
@@ -109,7 +116,8 @@ class StreamWorker:
                     self._handle(r, entry_id, fields)
             except redis.RedisError as exc:
                 logger.warning("worker %s: redis error (%s); retrying in 1s", self.name, exc)
-                time.sleep(1.0)
+                published = False
+                self.stop.wait(1.0)
                 continue
             reason = self.engine.should_recycle()
             if reason:
@@ -118,6 +126,9 @@ class StreamWorker:
                 code = EXIT_RECYCLE
                 break
         self.stop.set()
+        self.done.set()
+        if hb.is_alive():
+            hb.join(5)
         try:
             r.srem(self.k["workers"], self.name)
             r.delete(self.k["worker"] + self.name)
@@ -176,7 +187,7 @@ class StreamWorker:
         r = redis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=1,
                                  socket_timeout=2)
         ttl = max(3, int(4 * self.heartbeat_s))
-        while not self.stop.is_set():
+        while not self.done.is_set():    # beats on while a stopping worker ends its job
             try:
                 info = self.engine.info()
                 info.update(host=socket.gethostname(), busy=self.current,
@@ -190,7 +201,7 @@ class StreamWorker:
                 pipe.execute()
             except redis.RedisError as exc:
                 logger.debug("heartbeat failed: %s", exc)
-            self.stop.wait(self.heartbeat_s)
+            self.done.wait(self.heartbeat_s)
 
 
 # ---- processes -------------------------------------------------------------------
@@ -216,6 +227,7 @@ def run_supervised(cfg: WorkerConfig, redis_url: str, prefix: str = "deptree",
     args = (cfg.to_dict(), redis_url, prefix, None, claim_idle_ms, max_deliveries,
             logging.getLogger().level or logging.INFO)
     procs: list = [None] * processes
+    born = [0.0] * processes
     failures = [0] * processes
     code = 0
     while not stopping.is_set():
@@ -228,13 +240,16 @@ def run_supervised(cfg: WorkerConfig, redis_url: str, prefix: str = "deptree",
                     stopping.set()
                     code = EXIT_FATAL
                     break
-                failures[i] = 0 if p.exitcode == EXIT_RECYCLE else failures[i] + 1
+                # back off only when crashes follow each other (a poison job, no memory)
+                lived = time.monotonic() - born[i]
+                failures[i] = 0 if p.exitcode == EXIT_RECYCLE or lived > 60 else failures[i] + 1
                 logger.warning("worker process %d exited with %s; starting another", p.pid,
                                p.exitcode)
-                if failures[i]:
-                    time.sleep(min(30.0, 0.5 * 2 ** failures[i]))
+                if failures[i] and stopping.wait(min(30.0, 0.5 * 2 ** failures[i])):
+                    break
             procs[i] = ctx.Process(target=run_stream_worker, args=args, daemon=False)
             procs[i].start()
+            born[i] = time.monotonic()
         stopping.wait(0.5)
     for p in procs:
         if p is not None and p.is_alive():
