@@ -7,6 +7,11 @@ acknowledge, and reclaim the pending entries of dead workers with XAUTOCLAIM (se
 `worker.stream`). A monitor task reads the worker heartbeats, the model catalogue
 the workers published and the group's backlog once a second for /ready, /models
 and the queue-depth gauge.
+
+Faults: a Redis outage shorter than OUTAGE_GRACE_S (a restart) is ridden out by
+sending the job again, longer it is a 503; a job whose client hung up is deleted
+from the stream. The reply is awaited in short BLPOPs: redis-py 8 reads with a 5 s
+socket timeout by default, which ended longer waits with a 503.
 """
 from __future__ import annotations
 
@@ -14,10 +19,13 @@ import asyncio
 import json
 import logging
 import multiprocessing as mp
+import time
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from worker.config import WorkerConfig
 from worker.stream import EXIT_FATAL, GROUP, keys, run_stream_worker
@@ -27,6 +35,17 @@ from ..errors import ServiceError
 from .base import Dispatcher
 
 logger = logging.getLogger(__name__)
+
+OUTAGE_GRACE_S = 5.0      # how long a request waits for Redis (or its workers) to come back
+BLPOP_SLICE_S = 1.0       # one BLPOP's wait; the client's socket timeout is longer
+
+
+class _NoWorkers(Exception):
+    pass
+
+
+# what a restarting or unreachable Redis raises, and a moment with no live worker
+_TRANSIENT = (_NoWorkers, RedisConnectionError, RedisTimeoutError, OSError)
 
 
 class RedisDispatcher(Dispatcher):
@@ -52,19 +71,34 @@ class RedisDispatcher(Dispatcher):
         self._in_flight = 0
         self.error: str | None = None
         self._task: asyncio.Task | None = None
+        self._workers_seen = float("-inf")      # monotonic time workers were last seen
         self.stopping = False
 
     async def start(self) -> None:
         self.client = aioredis.Redis.from_url(self.url, decode_responses=True,
-                                              socket_connect_timeout=2)
+                                              socket_connect_timeout=2, socket_timeout=5)
         try:
             await self.client.xgroup_create(self.k["stream"], GROUP, id="0", mkstream=True)
         except RedisError as exc:
             if "BUSYGROUP" not in str(exc):
                 self.error = f"redis: {exc}"
                 logger.error("cannot create the job stream: %s", exc)
+        await self._check_policy()
         self.procs = [self._spawn() for _ in range(self.n_local)]
         self._task = asyncio.create_task(self._monitor())
+
+    async def _check_policy(self) -> None:
+        """Warn when a full Redis would hurt the queue: allkeys-* may evict the stream,
+        noeviction refuses new jobs (503); volatile-* evicts only expiring (cache) keys."""
+        try:
+            conf = await self.client.config_get("maxmemory*")
+        except RedisError:            # managed Redis may forbid CONFIG
+            return
+        policy = conf.get("maxmemory-policy", "")
+        if int(conf.get("maxmemory") or 0) and not policy.startswith("volatile"):
+            logger.warning("Redis maxmemory-policy %s with maxmemory set: when Redis is full "
+                           "the job stream %s; use a volatile-* policy", policy,
+                           "refuses jobs" if policy == "noeviction" else "may be evicted")
 
     async def stop(self) -> None:
         self.stopping = True
@@ -121,10 +155,17 @@ class RedisDispatcher(Dispatcher):
             workers.append(info)
             metrics.set_worker(n, True, info.get("rss_bytes"), info.get("served"))
         self._workers = workers
+        if workers:
+            self._workers_seen = time.monotonic()
         models = await c.hgetall(self.k["models"])
-        self._catalogue = {name: json.loads(v) for name, v in models.items()}
+        if models or not workers:   # after a Redis restart the workers publish them again
+            self._catalogue = {name: json.loads(v) for name, v in models.items()}
         depth = 0
-        for g in await c.xinfo_groups(self.k["stream"]):
+        try:
+            groups = await c.xinfo_groups(self.k["stream"])
+        except ResponseError:       # no stream yet (a Redis that has just restarted)
+            groups = []
+        for g in groups:
             if g.get("name") == GROUP:
                 depth = int(g.get("lag") or 0) + int(g.get("pending") or 0)
         self._depth = depth
@@ -134,23 +175,68 @@ class RedisDispatcher(Dispatcher):
             self.error = None
 
     async def submit(self, job: dict[str, Any], timeout: float) -> dict[str, Any]:
-        if not self._workers:
-            raise ServiceError("no_workers", "no worker is consuming the job stream"
-                               + (f" ({self.error})" if self.error else ""))
+        """XADD the job and wait for its reply. A short Redis outage (a restart, a network
+        blip) or a moment with no worker after workers were seen is ridden out for up to
+        OUTAGE_GRACE_S by sending the job again; longer, it is a 503."""
+        end = time.monotonic() + timeout
         key = self.k["reply"] + job["id"]
+        trouble_since: float | None = None
         self._in_flight += 1
         try:
-            await self.client.xadd(self.k["stream"], {"job": json.dumps(job)})
-            res = await self.client.blpop([key], timeout=timeout)
-        except (RedisError, OSError) as exc:
-            raise ServiceError("dispatch_unavailable", f"the job queue is unavailable: {exc}") \
-                from None
+            while True:
+                try:
+                    if not self._workers:
+                        raise _NoWorkers()
+                    res = await self._send_and_wait(job, key, end)
+                    break
+                except (_NoWorkers, RedisError, OSError) as exc:
+                    if not isinstance(exc, _TRANSIENT):       # e.g. OOM: no use waiting
+                        raise ServiceError("dispatch_unavailable",
+                                           f"the job queue refused the job: {exc}") from None
+                    now = time.monotonic()
+                    trouble_since = trouble_since or now
+                    recent = now - self._workers_seen <= OUTAGE_GRACE_S
+                    if isinstance(exc, _NoWorkers) and not recent:
+                        raise ServiceError("no_workers", "no worker is consuming the job stream"
+                                           + (f" ({self.error})" if self.error else "")) from None
+                    if self.stopping or now - trouble_since >= OUTAGE_GRACE_S or now >= end:
+                        if isinstance(exc, _NoWorkers):
+                            raise ServiceError("no_workers", "no worker came back within"
+                                               f" {OUTAGE_GRACE_S:g} s"
+                                               + (f" ({self.error})" if self.error else "")
+                                               ) from None
+                        raise ServiceError("dispatch_unavailable",
+                                           f"the job queue is unavailable: {exc}") from None
+                    logger.info("job %s: %s; sending it again shortly", job["id"],
+                                type(exc).__name__)
+                    await asyncio.sleep(0.25)
         finally:
             self._in_flight -= 1
         if res is None:
             raise ServiceError("timeout", f"no answer within {timeout:g} s",
                                limit="request_timeout_s", value=timeout)
         return json.loads(res[1])
+
+    async def _send_and_wait(self, job: dict[str, Any], key: str, end: float):
+        """XADD, then BLPOP the reply in slices (each shorter than the socket timeout, so a
+        long wait is not a read timeout and a lost connection is seen within a slice)."""
+        entry = await self.client.xadd(self.k["stream"], {"job": json.dumps(job)})
+        try:
+            while (left := end - time.monotonic()) > 0:
+                res = await self.client.blpop([key], timeout=max(0.01, min(left, BLPOP_SLICE_S)))
+                if res is not None:
+                    return res
+            return None
+        except asyncio.CancelledError:       # the client hung up: no worker should start it
+            await self._withdraw(entry)
+            raise
+
+    async def _withdraw(self, entry: str) -> None:
+        """Delete a job nobody waits for; a worker already holding it finishes it."""
+        try:
+            await self.client.xdel(self.k["stream"], entry)
+        except (RedisError, OSError) as exc:
+            logger.debug("cannot withdraw job %s: %s", entry, exc)
 
     def catalogue(self) -> dict[str, dict[str, Any]]:
         return self._catalogue
