@@ -17,6 +17,7 @@ import math
 import re
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,7 +185,27 @@ class ParseService:
         return Plan(name, info, decoder, budget, items, deadline_at)
 
     # ---- execution ---------------------------------------------------------------
-    async def run(self, plan: Plan) -> Plan:
+    async def run(self, plan: Plan, gone: Awaitable[None] | None = None) -> Plan:
+        """Answer `plan`; if `gone` (see `client_gone`) finishes first, the client has hung
+        up: its jobs are withdrawn (a queued job is never decoded) and 499 is raised."""
+        if gone is None:
+            return await self._run(plan)
+        work, watch = asyncio.ensure_future(self._run(plan)), asyncio.ensure_future(gone)
+        try:
+            await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watch.cancel()
+            if not work.done():
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)
+        if work.cancelled():
+            logger.info("client closed the connection; its %d sentence(s) withdrawn",
+                        len(plan.items))
+            raise ServiceError("client_closed", "the client closed the connection before"
+                               " the answer", status=499)
+        return work.result()
+
+    async def _run(self, plan: Plan) -> Plan:
         s = self.settings
         keys = list(dict.fromkeys(it.key for it in plan.items))
         hits = await self.cache.get_many(keys)
@@ -232,6 +253,13 @@ class ParseService:
         if not reply.get("ok"):
             raise from_reply_error(reply.get("error", {}))
         return reply["results"]
+
+
+async def client_gone(receive: Callable[[], Awaitable[dict]]) -> None:
+    """Return once the client has hung up: ASGI `receive` after the body was read only
+    answers `http.disconnect` (when the connection is lost or the answer was sent)."""
+    while (await receive())["type"] != "http.disconnect":
+        await asyncio.sleep(0.05)          # a server that answers at once: poll gently
 
 
 def sentence_results(plan: Plan) -> list[dict[str, Any]]:

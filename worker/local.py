@@ -4,7 +4,9 @@ Messages in: {"type": "job", "job": {...}} or {"type": "stop"}.
 Messages out: {"type": "hello", "catalogue", "worker"} once models are loaded and
 warmed; {"type": "result", "reply"} per job; {"type": "fatal", "message"} if the
 models cannot be loaded (the gateway then stops restarting workers).
-The worker ignores SIGINT (the gateway stops it) and exits when the pipe closes.
+The worker ignores SIGINT and SIGTERM (a Ctrl-C or a service manager signals the whole
+process group; the gateway, draining its requests, stops its workers itself) and exits
+when the pipe closes.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ logger = logging.getLogger(__name__)
 
 def run_local_worker(conn: Connection, cfg: dict, name: str, log_level: int = logging.INFO) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     configure_logging(log_level)
     engine = Engine(WorkerConfig.from_dict(cfg), name=name)
     try:

@@ -8,7 +8,8 @@ killed it) and a new worker is started; the others are not touched.
 A worker is recycled when its reply says it passed `max_requests` or the RSS
 ceiling: a replacement is started first and the old worker keeps serving until
 the replacement is warm, then it is stopped while idle, so no job is dropped.
-Workers are started with the "spawn" method (no fork of a threaded gateway).
+Workers are started with the "spawn" method (no fork of a threaded gateway). A job
+whose client hung up (or timed out) leaves the queue; one a worker holds runs on.
 """
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ class LocalDispatcher(Dispatcher):
         for h in everyone:
             await asyncio.to_thread(h.proc.join, max(0.1, deadline - time.monotonic()))
             if h.proc.is_alive():
-                h.proc.terminate()
+                h.proc.kill()              # workers ignore SIGTERM (see worker.local)
                 await asyncio.to_thread(h.proc.join, 5)
         for job, fut in self.pending:
             if not fut.done():
@@ -257,15 +258,23 @@ class LocalDispatcher(Dispatcher):
         try:
             return await asyncio.wait_for(asyncio.shield(fut), timeout)
         except TimeoutError:
-            try:
-                self.pending.remove((job, fut))
-            except ValueError:
-                pass
-            if not fut.done():
-                fut.cancel()
-            metrics.QUEUE_DEPTH.set(len(self.pending))
+            self._withdraw(job, fut)
             raise ServiceError("timeout", f"no answer within {timeout:g} s",
                                limit="request_timeout_s", value=timeout) from None
+        except asyncio.CancelledError:       # the client hung up (or the gateway stops)
+            self._withdraw(job, fut)
+            raise
+
+    def _withdraw(self, job: dict, fut: asyncio.Future) -> None:
+        """Nobody waits for this job any more: a queued job is dropped; a held one runs
+        to its end (a worker cannot be interrupted) and its reply is ignored."""
+        try:
+            self.pending.remove((job, fut))
+        except ValueError:
+            pass
+        if not fut.done():
+            fut.cancel()
+        metrics.QUEUE_DEPTH.set(len(self.pending))
 
     # ---- reporting -------------------------------------------------------------
     def catalogue(self) -> dict[str, dict[str, Any]]:

@@ -10,7 +10,7 @@ from ... import metrics
 from ...errors import ServiceError
 from ...formats import to_conllu
 from ...schemas import ErrorResponse, ParseRequest, ParseResponse, SafeJSONResponse
-from ...service import item_from_text, items_from_sentences, sentence_results
+from ...service import client_gone, item_from_text, items_from_sentences, sentence_results
 from ..deps import ParseBody, ServiceDep, SettingsDep
 
 logger = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ async def parse(req: ParseBody, request: Request, service: ServiceDep,
     plan = service.plan(req.model, req.decoder, dict(req.model_extra or {}), items)
     metrics.IN_FLIGHT.inc()
     try:
-        await service.run(plan)
+        await service.run(plan, client_gone(request.receive))
     finally:
         metrics.IN_FLIGHT.dec()
     sentences = sentence_results(plan)

@@ -33,7 +33,7 @@ from ...formats import (
     to_conllu,
 )
 from ...schemas import ErrorResponse, ProcessRequest, ProcessResponse, SafeJSONResponse
-from ...service import item_from_text, items_from_sentences, sentence_results
+from ...service import client_gone, item_from_text, items_from_sentences, sentence_results
 from ..deps import ServiceDep, SettingsDep, decode_utf8, load_json
 
 logger = logging.getLogger(__name__)
@@ -155,7 +155,7 @@ async def process(request: Request, service: ServiceDep, settings: SettingsDep) 
                         items)
     metrics.IN_FLIGHT.inc()
     try:
-        await service.run(plan)
+        await service.run(plan, client_gone(request.receive))
     finally:
         metrics.IN_FLIGHT.dec()
     if conllu_sents is not None:
