@@ -7,7 +7,8 @@ the tree is not stored (see `app.service`). Values are the JSON of a list of tre
 
 A Redis failure (timeout, refused connection) never fails a request: the cache
 answers "miss", stores nothing, marks itself down (reported by /ready and the
-`deptree_cache_up` gauge) and tries Redis again after `redis_retry_s`.
+`deptree_cache_up` gauge) and tries Redis again after `redis_retry_s`. A Redis at
+its maxmemory under `noeviction` refuses writes only: the cache stays up.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from redis.exceptions import RedisError
+from redis.exceptions import OutOfMemoryError, RedisError
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +111,7 @@ class RedisCache(NullCache):
         self.down_since: float | None = None
         self.last_error: str | None = None
         self.errors = 0
+        self.full_logged = float("-inf")
 
     async def start(self) -> None:
         import redis.asyncio as aioredis
@@ -186,9 +188,18 @@ class RedisCache(NullCache):
                 pipe.set(KEY_PREFIX + k, json.dumps(v), ex=self.ttl_s)
             await pipe.execute()
         except REDIS_DOWN as exc:
+            if isinstance(exc, OutOfMemoryError):   # full under noeviction: no outage,
+                self._full(exc)                     # what it holds is still read
+                return
             self._failed(exc)
             return
         self._ok()
+
+    def _full(self, exc: BaseException) -> None:
+        now = time.monotonic()
+        if now - self.full_logged > 60:
+            logger.warning("Redis cache full, new entries not stored: %s", exc)
+            self.full_logged = now
 
     async def flush(self) -> int:
         """UNLINK the cache's own keys (SCAN by prefix, batches of 1000); other keys in
