@@ -33,10 +33,12 @@ from .features import (
     PART_SIB_L,
     PART_SIB_R,
     PART_TRISIB,
+    part_features,
 )
-from .scoring import part_score
+from .scoring import _KEY_MUL, EMPTY, _key
 
 PART_ARC_ONLY = -1  # `ptype` of a plain arc part (weight read from S)
+GATHER_CHUNK = 8192  # feature indices hashed before their weights are looked up
 
 
 @njit(cache=True, _nrt=False)
@@ -137,19 +139,69 @@ def _enum(allowed, order, fill, ptype, pabcd, parcs, p, min_prob, ch, markers):
 
 
 @njit(cache=True, _nrt=False)
-def _score_parts(ptype, pabcd, parcs, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
-                 memo_fill, w, arity, cnt, buf):
-    for i in range(ptype.shape[0]):
+def _gather(lo, hi, ptype, pabcd, S, weights, idx, off, key, memo_keys, memo_vals, memo_fill,
+            w):
+    """Second phase of `_score_parts` for parts lo..hi-1: sum their weights (features
+    idx[off[i - lo]:off[i - lo + 1]], in order: the sums of `part_score`) and memoise
+    them (a key already present keeps its entry; a half-full table is cleared first)."""
+    cap = memo_keys.shape[0]
+    for i in range(lo, hi):
         if ptype[i] == PART_ARC_ONLY:
             w[i] = S[pabcd[i, 0], pabcd[i, 1]]
-        else:
-            w[i] = part_score(ptype[i], pabcd[i, 0], pabcd[i, 1], pabcd[i, 2], pabcd[i, 3],
-                              attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
-                              memo_fill, buf)
+            continue
+        s = 0.0
+        for q in range(off[i - lo], off[i - lo + 1]):
+            s += weights[idx[q]]
+        w[i] = s
+        if memo_fill[0] * 2 >= cap:
+            memo_keys[:] = EMPTY
+            memo_fill[0] = 0
+        kk = key[i - lo]
+        j = np.int64((np.uint64(kk) * _KEY_MUL) >> np.uint64(40)) & (cap - 1)
+        while memo_keys[j] != EMPTY and memo_keys[j] != kk:
+            j = (j + 1) & (cap - 1)
+        if memo_keys[j] == kk:
+            continue
+        memo_keys[j] = kk
+        memo_vals[j] = s
+        memo_fill[0] += 1
+
+
+@njit(cache=True, _nrt=False)
+def _score_parts(ptype, pabcd, parcs, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
+                 memo_fill, w, arity, cnt, buf, idx, off, key):
+    """Weights of the parts (the values `part_score` gives, memoised as it does),
+    arities and the per-arc part counts (cnt, made cumulative). In chunks of
+    idx's size: first every part's features, then the weight look-ups in one
+    loop: the look-ups of many parts are in flight at once (~2.5x faster than
+    hashing and looking up part by part; the weights are far larger than the cache).
+    idx int64 (C,), C >= MAX_FEATURES; off, key int64 (C + 1,) scratch."""
+    P = ptype.shape[0]
+    C = idx.shape[0]
+    lo = 0
+    k = 0
+    for i in range(P):
         for j in range(3):
             if parcs[i, j] >= 0:
                 arity[i] += 1
                 cnt[parcs[i, j] + 1] += 1
+        if k + MAX_FEATURES > C or i - lo >= C:
+            off[i - lo] = k
+            _gather(lo, i, ptype, pabcd, S, weights, idx, off, key, memo_keys, memo_vals,
+                    memo_fill, w)
+            lo = i
+            k = 0
+        off[i - lo] = k
+        if ptype[i] == PART_ARC_ONLY:
+            continue
+        key[i - lo] = _key(ptype[i], pabcd[i, 0], pabcd[i, 1], pabcd[i, 2], pabcd[i, 3])
+        nf = part_features(attrs, upos_prefix, ptype[i], pabcd[i, 0], pabcd[i, 1], pabcd[i, 2],
+                           pabcd[i, 3], buf)
+        for j in range(nf):
+            idx[k] = np.int64(buf[j] & mask)
+            k += 1
+    off[P - lo] = k
+    _gather(lo, P, ptype, pabcd, S, weights, idx, off, key, memo_keys, memo_vals, memo_fill, w)
     for a in range(cnt.shape[0] - 1):
         cnt[a + 1] += cnt[a]
 
@@ -184,8 +236,10 @@ def build_parts(allowed, order, S, attrs, upos_prefix, weights, mask, memo_keys,
     arity = np.zeros(P, np.int64)
     buf = np.empty(MAX_FEATURES, dtype=np.uint64)
     cnt = np.zeros(n1 * n1 + 1, np.int64)
+    C = GATHER_CHUNK
     _score_parts(ptype, pabcd, parcs, S, attrs, upos_prefix, weights, mask, memo_keys,
-                 memo_vals, memo_fill, w, arity, cnt, buf)
+                 memo_vals, memo_fill, w, arity, cnt, buf, np.empty(C, np.int64),
+                 np.empty(C + 1, np.int64), np.empty(C + 1, np.int64))
     apart = np.empty(cnt[n1 * n1], np.int64)
     pos = cnt[:-1].copy()
     _fill_index(parcs, pos, apart)

@@ -39,7 +39,7 @@ from ..tree import is_valid_tree
 from .bgi_state import beam_run, beam_step, build_parts, state_add, state_init, state_values
 from .decode_mst import decode_mst
 from .features import MAX_FEATURES
-from .scoring import bigram_score, head_score, new_memo
+from .scoring import bigram_score, head_score, new_memo, tree_score
 
 logger = logging.getLogger(__name__)
 
@@ -252,6 +252,8 @@ def swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, 
             nroot += 1
     for m in range(1, n1):
         old = heads[m]
+        have_old = False
+        old_wo = 0.0
         for h2 in range(n1):
             if h2 == m or h2 == old or not allowed[h2, m]:
                 continue
@@ -284,8 +286,22 @@ def swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, 
             heads[m] = h2
             if inside:
                 heads[h2] = old
-            after = _local(heads, hs, nh, bs, nb, order, S, attrs, upos_prefix, weights, mask,
-                           mk, mv, mf, parts, buf)
+            if inside:
+                after = _local(heads, hs, nh, bs, nb, order, S, attrs, upos_prefix, weights,
+                               mask, mk, mv, mf, parts, buf)
+            else:  # hs = (old, h2, m): old's term without m is the same for every h2
+                if not have_old:
+                    old_wo = head_score(old, heads, order, S, attrs, upos_prefix, weights, mask,
+                                        mk, mv, mf, parts, buf)
+                    have_old = True
+                after = 0.0 + old_wo
+                after += head_score(h2, heads, order, S, attrs, upos_prefix, weights, mask, mk,
+                                    mv, mf, parts, buf)
+                after += head_score(m, heads, order, S, attrs, upos_prefix, weights, mask, mk,
+                                    mv, mf, parts, buf)
+                for i in range(nb):
+                    after += bigram_score(bs[i], heads, order, attrs, upos_prefix, weights, mask,
+                                          mk, mv, mf, buf)
             heads[m] = old
             if inside:
                 heads[h2] = p2
@@ -305,10 +321,23 @@ def swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, 
     return best
 
 
+@njit(cache=True, _nrt=False)
+def swap_rounds(swaps, heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
+                parts, buf, hs, bs, cur):
+    """Up to `swaps` rounds of `swap_round` in one call (no per-round dispatch);
+    return the rounds that gained."""
+    for r in range(swaps):
+        if swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
+                      parts, buf, hs, bs, cur) <= 0.0:
+            return r
+    return swaps
+
+
 def improve(sc, heads: np.ndarray, swaps: int, deadline: float | None = None,
-            memo: tuple | None = None) -> tuple[int, bool]:
+            memo: tuple | None = None, S: np.ndarray | None = None) -> tuple[int, bool]:
     """Up to `swaps` rounds of `swap_round` on heads (in place); rounds used, deadline hit.
-    memo: the sentence's part-score memo (new_memo) to reuse, if any."""
+    memo: the sentence's part-score memo (new_memo) to reuse, if any; S: `swap_scores(sc)`
+    if already made. Without a deadline all rounds run in one kernel call."""
     n1 = heads.shape[0]
     mk, mv, mf = new_memo(n1 - 1) if memo is None else memo
     parts = np.empty((5 * n1 + 8, 5), np.int64)
@@ -316,17 +345,32 @@ def improve(sc, heads: np.ndarray, swaps: int, deadline: float | None = None,
     hs = np.empty(8, np.int64)
     bs = np.empty(8, np.int64)
     cur = np.empty(2 * n1 + 1)
-    # a pruned arc (left by a dead end of the construction) costs a large finite
-    # penalty rather than -inf, so that swaps can remove it
-    S = np.where(np.isfinite(sc.S), sc.S, -1e9)
+    S = swap_scores(sc) if S is None else S
+    if deadline is None:
+        return swap_rounds(swaps, heads, sc.allowed, sc.order, S, sc.attrs, sc.upos_prefix,
+                           sc.weights, np.uint64(sc.mask), mk, mv, mf, parts, buf, hs, bs,
+                           cur), False
     for r in range(swaps):
-        if deadline is not None and time.monotonic() > deadline:
+        if time.monotonic() > deadline:
             return r, True
         g = swap_round(heads, sc.allowed, sc.order, S, sc.attrs, sc.upos_prefix, sc.weights,
                        np.uint64(sc.mask), mk, mv, mf, parts, buf, hs, bs, cur)
         if g <= 0.0:
             return r, False
     return swaps, False
+
+
+def swap_scores(sc) -> np.ndarray:
+    """sc.S with a pruned arc (left by a dead end of the construction) at a large
+    finite penalty rather than -inf, so that swaps can remove it."""
+    return np.where(np.isfinite(sc.S), sc.S, -1e9)
+
+
+def tree_score_memo(sc, heads: np.ndarray, memo: tuple) -> float:
+    """sc.score(heads) (the same sum) with the sentence's part-score memo: the
+    parts already scored are not hashed and looked up again."""
+    return float(tree_score(heads, sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights,
+                            np.uint64(sc.mask), *memo))
 
 
 def _allowed_mst(sc) -> np.ndarray | None:
@@ -352,22 +396,28 @@ def run_bgi(sc, beam: int, swaps: int, alpha: float, beta: float,
     prob = BGIProblem(sc, alpha, bias_heads, gamma, min_part_prob,
                       MARKERS if markers is None else markers)
     trees, hit = bgi_construct(prob, beta, beam, deadline)
+    memo = prob.memo
+
+    def score(t):
+        return tree_score_memo(sc, t, memo)
+
     if start != "bgi":
         alt = _allowed_mst(sc)
         if alt is not None and start == "both":
             trees.append(alt)
         elif start == "max":
             cands = trees + ([alt] if alt is not None else [])
-            trees = [max(cands, key=sc.score)]
+            trees = [max(cands, key=score)]
     trees = list({t.tobytes(): t for t in trees}.values())  # distinct trees, first kept
     rounds, hit2 = 0, False
+    S = swap_scores(sc) if swaps else None
     for t in trees:  # every tree of the final beam is improved, the best one wins
         if swaps and not hit2:
-            r, hit2 = improve(sc, t, swaps, deadline, prob.memo)
+            r, hit2 = improve(sc, t, swaps, deadline, memo, S)
             rounds = max(rounds, r)
-    scores = [sc.score(t) for t in trees]
+    scores = [score(t) for t in trees]
     best = int(np.argmax(scores))
-    heads = trees[best]
+    heads, final = trees[best], scores[best]
     repaired = False
     if not np.isfinite(scores[best]):
         # every tree keeps a pruned arc (a dead end of the construction that the
@@ -376,9 +426,10 @@ def run_bgi(sc, beam: int, swaps: int, alpha: float, beta: float,
         # (if the allowed arcs hold a tree at all; else the pruned arc stays)
         alt = _allowed_mst(sc)
         if alt is not None:
-            improve(sc, alt, max(swaps, 1), deadline, prob.memo)
+            improve(sc, alt, max(swaps, 1), deadline, memo, S)
             heads, repaired = alt, True
+            final = score(heads)
     stats = {"parts": int(prob.w.shape[0]), "beam_best": best, "swap_rounds": rounds,
              "repaired": repaired, "deadline_hit": hit or hit2,
              "seconds": time.perf_counter() - t0}
-    return heads, sc.score(heads), stats
+    return heads, final, stats
