@@ -26,9 +26,39 @@ class _TooLarge(Exception):
     pass
 
 
-class BodyLimitMiddleware:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+class _HttpMiddleware:
+    """Pure ASGI middleware for HTTP requests (`http`); other scopes pass through."""
+
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        await self.http(scope, receive, send)
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class _StartTracker:
+    """A `send` that remembers whether the response has started (after which an error
+    can no longer be answered, only the connection closed)."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, msg: Message) -> None:
+        if msg["type"] == "http.response.start":
+            self.started = True
+        await self.send(msg)
+
+
+class BodyLimitMiddleware(_HttpMiddleware):
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        super().__init__(app)
         self.max_bytes = max_bytes
 
     async def _refuse(self, send: Send, got: int | None) -> None:
@@ -45,10 +75,7 @@ class BodyLimitMiddleware:
                                 (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         for k, v in scope.get("headers", ()):
             if k == b"content-length":
                 try:
@@ -59,7 +86,7 @@ class BodyLimitMiddleware:
                     await self._refuse(send, n)
                     return
         seen = 0
-        started = False
+        sent = _StartTracker(send)
 
         async def limited_receive() -> Message:
             nonlocal seen
@@ -70,59 +97,34 @@ class BodyLimitMiddleware:
                     raise _TooLarge()
             return msg
 
-        async def tracking_send(msg: Message) -> None:
-            nonlocal started
-            if msg["type"] == "http.response.start":
-                started = True
-            await send(msg)
-
         try:
-            await self.app(scope, limited_receive, tracking_send)
+            await self.app(scope, limited_receive, sent)
         except _TooLarge:
-            if not started:
+            if not sent.started:
                 await self._refuse(send, None)
 
 
-class InternalErrorMiddleware:
+class InternalErrorMiddleware(_HttpMiddleware):
     """An exception no handler took becomes the JSON 500 `internal_error` here. Starlette's
     own last resort answers too but then re-raises, and uvicorn closes the connection, so
     the client's next request on that keep-alive connection is lost with it."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def tracking_send(msg: Message) -> None:
-            nonlocal started
-            if msg["type"] == "http.response.start":
-                started = True
-            await send(msg)
-
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        sent = _StartTracker(send)
         try:
-            await self.app(scope, receive, tracking_send)
+            await self.app(scope, receive, sent)
         except Exception:
-            if started:              # half an answer is out: only closing the connection is honest
+            if sent.started:              # half an answer is out: only closing the connection is honest
                 raise
             logger.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             resp = error_response(ServiceError("internal_error", "internal error", status=500))
             await resp(scope, receive, send)
 
 
-class MetricsMiddleware:
+class MetricsMiddleware(_HttpMiddleware):
     """deptree_request_seconds by route template, method and status; error counts."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         t0 = time.perf_counter()
         status = 500
 
@@ -144,17 +146,11 @@ class MetricsMiddleware:
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
-class RequestIdMiddleware:
+class RequestIdMiddleware(_HttpMiddleware):
     """Every answer carries an X-Request-ID: the client's (if it is 1-64 characters of
     [A-Za-z0-9._-], so no user string reaches a log line unbounded) or a new one."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         given = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
         rid = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = rid
