@@ -197,40 +197,10 @@ class SentenceSplitter:
         with open(os.path.join(directory, "splitter.json"), encoding="utf-8") as f:
             header = json.load(f)
         version = header.get("format_version")
-        if version not in (1, FORMAT_VERSION):
-            raise ValueError(f"splitter format {version} != {FORMAT_VERSION}")
+        if version != FORMAT_VERSION:
+            raise ValueError(f"splitter format {version} != {FORMAT_VERSION}: retrain the"
+                             " front-end with this version of deptree")
         data = np.load(os.path.join(directory, "splitter.npz"))
         w = np.zeros(1 << header["n_bits"], np.float32)
         w[data["index"]] = data["value"].astype(np.float32)
-        kind = cls if version == FORMAT_VERSION else _SplitterV1
-        return kind(w, set(header["abbreviations"]), header["n_bits"])
-
-
-class _SplitterV1(SentenceSplitter):
-    """Format-1 splitter files (features of the two tokens each side only), so models
-    saved before format 2 still load and split as they were trained."""
-
-    def save(self, directory: str) -> None:
-        raise ValueError("format-1 splitters are read-only; retrain to save")
-
-    def _features(self, text: str, tokens: Sequence[Token], i: int) -> list[int]:
-        def low(k: int) -> str:
-            return tokens[k].form.lower() if 0 <= k < len(tokens) else "<s>"
-
-        w_1, w0, w1, w2 = low(i - 1), low(i), low(i + 1), low(i + 2)
-        f0 = tokens[i].form
-        f1 = tokens[i + 1].form if i + 1 < len(tokens) else ""
-        s0, s1 = _shape(f0), _shape(f1)
-        gap = _gap(text, tokens[i].end, tokens[i + 1].start) if i + 1 < len(tokens) else "end"
-        abbr = "1" if w0 in self.abbreviations else "0"
-        end0 = "1" if w0 in _END_PUNCT or w0[-1:] in "!?" else "0"
-        feats = [
-            "b", "w0=" + w0, "w1=" + w1, "w-1=" + w_1, "w2=" + w2, "s0=" + s0, "s1=" + s1,
-            "g=" + gap, "w0s1=" + w0 + "|" + s1, "w0g=" + w0 + "|" + gap,
-            "s0s1g=" + s0 + "|" + s1 + "|" + gap, "w-1w0=" + w_1 + "|" + w0,
-            "w0w1=" + w0 + "|" + w1, "a0s1=" + abbr + "|" + s1, "e0s1g=" + end0 + "|" + s1 + gap,
-            "len0=" + str(min(len(w0), 6)) + end0, "c0=" + w0[-1:] + "|" + s1,
-            "w-1s1=" + w_1 + "|" + s1 + "|" + end0, "s1w2=" + s1 + "|" + w2,
-        ]
-        mask = (1 << self.n_bits) - 1
-        return [zlib.crc32(f.encode("utf-8")) & mask for f in feats]
+        return cls(w, set(header["abbreviations"]), header["n_bits"])
