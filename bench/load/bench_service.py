@@ -61,19 +61,25 @@ def start_server(workers: int, model: str, model_dirs: list[str], log: str):
                                  str(port), "--workers", str(workers)], cwd=ROOT, env=env,
                                 stdout=fh, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
+    wait_ready(proc, url, workers, log)
+    return proc, url
+
+
+def wait_ready(proc, url: str, workers: int, log: str, timeout: float = 600) -> None:
+    """Until /ready says `workers` workers are up; exits when the server dies or times out."""
     t0 = time.monotonic()
-    while time.monotonic() - t0 < 600:
+    while time.monotonic() - t0 < timeout:
         if proc.poll() is not None:
             raise SystemExit(f"server exited {proc.returncode}; see {log}")
         try:
             r = httpx.get(url + "/ready", timeout=5)
             if r.status_code == 200 and r.json()["workers"]["workers_up"] >= workers:
-                return proc, url
+                return
         except (httpx.HTTPError, ValueError):
             pass
         time.sleep(0.5)
     proc.kill()
-    raise SystemExit("server not ready after 600 s")
+    raise SystemExit(f"server not ready after {timeout:.0f} s")
 
 
 def throughput(url: str, model: str, decoder: str, batches: list[list[list[str]]],

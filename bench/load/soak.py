@@ -29,7 +29,6 @@ import platform
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -42,15 +41,10 @@ import httpx
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
 
+from bench.load.bench_service import free_port, wait_ready  # noqa: E402
 from models.conllu import read_conllu  # noqa: E402
 
 DEV = os.path.join(ROOT, "..", "shared", "data", "en_ewt", "dev.conllu")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -174,18 +168,8 @@ def start(args, log_path: str):
                            f"redis://127.0.0.1:{rport}/0"], cwd=ROOT, env=env, stdout=log,
                           stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 600:
-        if gw.poll() is not None:
-            raise SystemExit(f"server exited {gw.returncode}; see {log_path}")
-        try:
-            r = httpx.get(url + "/ready", timeout=5)
-            if r.status_code == 200 and r.json()["workers"]["workers_up"] >= args.workers:
-                return redis, rdir, gw, url
-        except (httpx.HTTPError, ValueError):
-            pass
-        time.sleep(0.5)
-    raise SystemExit("server not ready after 600 s")
+    wait_ready(gw, url, args.workers, log_path)
+    return redis, rdir, gw, url
 
 
 def processes(url: str, gw_pid: int) -> dict[str, int]:
