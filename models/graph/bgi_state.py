@@ -64,7 +64,9 @@ def _emit(k, fill, pt, a, b, c, d, a1, a2, a3, ptype, pabcd, parcs, p, min_prob)
 def _enum(allowed, order, fill, ptype, pabcd, parcs, p, min_prob, ch, markers):
     """Enumerate the parts over allowed arcs (count only unless fill); rows of
     parcs are arc ids, -1 padded. Plain arc parts are always kept; the others
-    only if their arcs' probability product (p flat, as arc ids) >= min_prob."""
+    only if their arcs' probability product (p flat, as arc ids) >= min_prob.
+    As p <= 1, a product's prefix below min_prob skips every part extending it
+    (the products are formed in `_emit`'s order, so the same parts are kept)."""
     n1 = allowed.shape[0]
     k = 0
     for h in range(n1):
@@ -87,6 +89,8 @@ def _enum(allowed, order, fill, ptype, pabcd, parcs, p, min_prob, ch, markers):
                 ai = h * n1 + ci
                 k = _emit(k, fill, PART_ARC_ONLY, h, ci, 0, 0, ai, -1, -1, ptype, pabcd, parcs,
                           p, 0.0)
+                if min_prob > 0.0 and p[ai] < min_prob:
+                    continue  # every part below holds ai, and p <= 1: none is kept
                 if order >= 2:
                     if markers:
                         k = _emit(k, fill, sib, h, h, ci, 0, ai, -1, -1, ptype, pabcd, parcs, p,
@@ -108,6 +112,8 @@ def _enum(allowed, order, fill, ptype, pabcd, parcs, p, min_prob, ch, markers):
                                   parcs, p, min_prob)
                     for j in range(i + 1, nc):
                         aj = h * n1 + ch[j]
+                        if min_prob > 0.0 and p[ai] * p[aj] < min_prob:
+                            continue  # (p <= 1) so are the parts below, skipped unseen
                         if markers:
                             k = _emit(k, fill, PART_TRISIB, h, h, ci, ch[j], ai, aj, -1,
                                       ptype, pabcd, parcs, p, min_prob)
@@ -118,6 +124,8 @@ def _enum(allowed, order, fill, ptype, pabcd, parcs, p, min_prob, ch, markers):
                         for g in range(n1):
                             if g == ci or not allowed[g, h]:
                                 continue
+                            if min_prob > 0.0 and p[g * n1 + h] * p[ai] < min_prob:
+                                continue  # as are all the parts below
                             if markers:
                                 k = _emit(k, fill, PART_GSIB, g, h, h, ci, g * n1 + h, ai,
                                           -1, ptype, pabcd, parcs, p, min_prob)
@@ -130,6 +138,8 @@ def _enum(allowed, order, fill, ptype, pabcd, parcs, p, min_prob, ch, markers):
         for m in range(2, n1):
             for h1 in range(n1):
                 if not allowed[h1, m - 1]:
+                    continue
+                if min_prob > 0.0 and p[h1 * n1 + m - 1] < min_prob:
                     continue
                 for h2 in range(n1):
                     if allowed[h2, m] and not (h1 == m and h2 == m - 1):
@@ -505,3 +515,63 @@ def beam_run(steps, nb, beam, beta, w, parcs, aptr, apart, p, fb, avail, intree,
                            alive, G, Din, Csub, Droot, comp, head, cost, V, fbarc, cb, ce, cc)
         flip = 1 - flip
     return nb * 2 + flip
+
+
+@njit(cache=True, _nrt=False)
+def beam_start(allowed, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub, Droot, comp,
+               head, cost):
+    """Row 0 of the beam's state arrays := the empty partial tree: the allowed arcs
+    but those into the root and self-loops available, the parts through an arc
+    that can never be added dead, then `state_init`."""
+    n1 = allowed.shape[0]
+    for h in range(n1):
+        for m in range(n1):
+            avail[0, h * n1 + m] = allowed[h, m] and m != 0 and h != m
+            intree[0, h * n1 + m] = False
+    for i in range(parcs.shape[0]):
+        ok = True
+        for j in range(3):
+            b = parcs[i, j]
+            if b >= 0 and not avail[0, b]:
+                ok = False
+        alive[0, i] = ok
+    cost[0] = 0.0
+    state_init(w, parcs, aptr, apart, p, avail[0], intree[0], alive[0], G[0], Din[0], Csub[0],
+               Droot[0], comp[0], head[0])
+
+
+@njit(cache=True)
+def beam_buffers(beam, n1, P):
+    """One set of the beam's state arrays (rows: partial trees): avail, intree
+    (bool (beam, n1*n1)), alive (bool (beam, P)), G (beam, n1*n1), Din (beam, n1),
+    Csub (beam, n1, n1), Droot (beam, 1), comp, head (int64 (beam, n1)), cost (beam,)."""
+    A = n1 * n1
+    return (np.empty((beam, A), np.bool_), np.empty((beam, A), np.bool_),
+            np.empty((beam, P), np.bool_), np.empty((beam, A)), np.empty((beam, n1)),
+            np.empty((beam, n1, n1)), np.empty((beam, 1)), np.empty((beam, n1), np.int64),
+            np.empty((beam, n1), np.int64), np.empty(beam))
+
+
+@njit(cache=True)
+def beam_construct(beam, beta, allowed, w, parcs, aptr, apart, p, fb):
+    """Algorithm 2 with a beam in one call: allocate, start, `beam_run`; return the
+    heads of the final beam's trees (int64 (nb, n1), best first, heads[:, 0] = -1)."""
+    n1 = allowed.shape[0]
+    a0, i0, l0, g0, d0, c0, r0, m0, h0, s0 = beam_buffers(beam, n1, w.shape[0])
+    a1, i1, l1, g1, d1, c1, r1, m1, h1, s1 = beam_buffers(beam, n1, w.shape[0])
+    V = np.empty((beam, n1 * n1))
+    fbarc = np.empty(beam, np.int64)
+    cb = np.empty(beam, np.int64)
+    ce = np.empty(beam, np.int64)
+    cc = np.empty(beam)
+    beam_start(allowed, w, parcs, aptr, apart, p, a0, i0, l0, g0, d0, c0, r0, m0, h0, s0)
+    r = beam_run(n1 - 1, 1, beam, beta, w, parcs, aptr, apart, p, fb, a0, i0, l0, g0, d0, c0,
+                 r0, m0, h0, s0, a1, i1, l1, g1, d1, c1, r1, m1, h1, s1, V, fbarc, cb, ce, cc)
+    nb = r // 2
+    out = np.empty((nb, n1), np.int64)
+    src = h1 if r % 2 else h0
+    for k in range(nb):
+        for x in range(n1):
+            out[k, x] = src[k, x]
+        out[k, 0] = -1
+    return out

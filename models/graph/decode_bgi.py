@@ -17,9 +17,11 @@ Graph-based Non-Projective Dependency Parsing", EMNLP 2016.
   j (j arcs) that lies in another decoder's tree before the search.
 
 The beam's states are rows of stacked arrays and the whole construction is
-one numba call (`beam_run`), or one call per arc when a deadline is set;
-Python runs the swap rounds and the deadline (STYLE: Python outer loop, numba
-inner sweep). `BGIState` / `BGIProblem.values` / `.add` are the same kernels
+one numba call (`beam_construct`), or one call per arc when a deadline is set;
+Without a deadline the swap rounds are one call too (`swap_rounds`); with one,
+Python runs them a round per call and checks the clock (STYLE: Python outer
+loop, numba inner sweep). Trees are scored with the sentence's part memo, which
+the part building fills, rather than with `Scorer.score`'s fresh one. `BGIState` / `BGIProblem.values` / `.add` are the same kernels
 on one state, used by the tests' plain-Python beam and step-by-step checks.
 Pruned arcs take no part in the search; if pruning leaves a partial tree no
 available arc, the best first-order arc that keeps a valid tree is added, and
@@ -35,11 +37,19 @@ import time
 import numpy as np
 from numba import njit
 
-from ..tree import is_valid_tree
-from .bgi_state import beam_run, beam_step, build_parts, state_add, state_init, state_values
+from .bgi_state import (
+    beam_buffers,
+    beam_construct,
+    beam_start,
+    beam_step,
+    build_parts,
+    state_add,
+    state_init,
+    state_values,
+)
 from .decode_mst import decode_mst
 from .features import MAX_FEATURES
-from .scoring import bigram_score, head_score, new_memo, tree_score
+from .scoring import bigram_score, head_score, new_memo
 
 logger = logging.getLogger(__name__)
 
@@ -164,40 +174,27 @@ def bgi_construct(prob: BGIProblem, beta: float, beam: int = 1,
                   deadline: float | None = None) -> tuple[list[np.ndarray], bool]:
     """Algorithm 2 with a beam: the complete trees of the final beam (best first
     by summed v) and whether the deadline cut the beam to 1. The beam's states
-    are rows of two sets of arrays; without a deadline one `beam_run` call does
-    every step, with one a `beam_step` call per arc checks the clock between."""
-    n1, A, P = prob.n1, prob.n1 * prob.n1, prob.w.shape[0]
-    s0 = prob.initial()
-
-    def buffers():
-        return [np.zeros((beam, A), bool), np.zeros((beam, A), bool), np.zeros((beam, P), bool),
-                np.zeros((beam, A)), np.zeros((beam, n1)), np.zeros((beam, n1, n1)),
-                np.zeros((beam, 1)), np.zeros((beam, n1), np.int64),
-                np.zeros((beam, n1), np.int64), np.zeros(beam)]
-
-    cur, nxt = buffers(), buffers()
-    for arr, name in zip(cur, ("avail", "intree", "alive", "G", "Din", "Csub", "Droot", "comp",
-                               "head")):
-        arr[0] = getattr(s0, name)
-    V = np.empty((beam, A))
+    are rows of two sets of arrays; without a deadline one `beam_construct` call
+    does every step, with one a `beam_step` call per arc checks the clock between."""
+    n1, P = prob.n1, prob.w.shape[0]
+    if deadline is None:  # all steps in one call
+        out = beam_construct(beam, beta, prob.allowed, prob.w, prob.parcs, prob.aptr,
+                             prob.apart, prob.p, prob.fallback_scores)
+        return list(out), False
+    cur, nxt = beam_buffers(beam, n1, P), beam_buffers(beam, n1, P)
+    beam_start(prob.allowed, prob.w, prob.parcs, prob.aptr, prob.apart, prob.p, *cur)
+    V = np.empty((beam, n1 * n1))
     fbarc = np.empty(beam, np.int64)
     cb = np.empty(beam, np.int64)
     ce = np.empty(beam, np.int64)
     cc = np.empty(beam)
     nb, width, hit = 1, beam, False
-    if deadline is None:  # all steps in one call
-        r = beam_run(n1 - 1, nb, width, beta, prob.w, prob.parcs, prob.aptr, prob.apart, prob.p,
-                     prob.fallback_scores, *cur, *nxt, V, fbarc, cb, ce, cc)
-        nb = r // 2
-        if r % 2:
-            cur, nxt = nxt, cur
-    else:
-        for _ in range(n1 - 1):
-            if not hit and time.monotonic() > deadline:
-                hit, width, nb = True, 1, 1
-            nb = beam_step(nb, width, beta, prob.w, prob.parcs, prob.aptr, prob.apart, prob.p,
-                           prob.fallback_scores, *cur, *nxt, V, fbarc, cb, ce, cc)
-            cur, nxt = nxt, cur
+    for _ in range(n1 - 1):
+        if not hit and time.monotonic() > deadline:
+            hit, width, nb = True, 1, 1
+        nb = beam_step(nb, width, beta, prob.w, prob.parcs, prob.aptr, prob.apart, prob.p,
+                       prob.fallback_scores, *cur, *nxt, V, fbarc, cb, ce, cc)
+        cur, nxt = nxt, cur
     out = []
     for k in range(nb):
         h = cur[8][k].copy()
@@ -366,18 +363,59 @@ def swap_scores(sc) -> np.ndarray:
     return np.where(np.isfinite(sc.S), sc.S, -1e9)
 
 
-def tree_score_memo(sc, heads: np.ndarray, memo: tuple) -> float:
-    """sc.score(heads) (the same sum) with the sentence's part-score memo: the
-    parts already scored are not hashed and looked up again."""
-    return float(tree_score(heads, sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights,
-                            np.uint64(sc.mask), *memo))
+@njit(cache=True, _nrt=False)
+def _tree_score(heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf, parts, buf):
+    """`tree_score` (the same sum, in the same order) with scratch passed in."""
+    n1 = heads.shape[0]
+    total = 0.0
+    for h in range(n1):
+        total += head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
+                            parts, buf)
+    for m in range(2, n1):
+        total += bigram_score(m, heads, order, attrs, upos_prefix, weights, mask, mk, mv, mf,
+                              buf)
+    return total
+
+
+def tree_score_memo(sc, heads: np.ndarray, memo: tuple, parts: np.ndarray,
+                    buf: np.ndarray) -> float:
+    """sc.score(heads) with the sentence's part-score memo (the parts already scored
+    are not hashed again); scratch parts (int64 (k, 5), unused) and buf (uint64
+    (MAX_FEATURES,))."""
+    return float(_tree_score(heads, sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights,
+                             np.uint64(sc.mask), *memo, parts, buf))
+
+
+@njit(cache=True, _nrt=False)
+def _valid_allowed(heads, allowed):
+    """is_valid_tree(heads) and every arc allowed."""
+    n1 = heads.shape[0]
+    if n1 < 2:
+        return False
+    roots = 0
+    for m in range(1, n1):
+        h = heads[m]
+        if h < 0 or h >= n1 or not allowed[h, m]:
+            return False
+        roots += h == 0
+    if roots != 1:
+        return False
+    for m in range(1, n1):  # no cycle: every word reaches the root in < n1 steps
+        x = m
+        k = 0
+        while x != 0:
+            x = heads[x]
+            k += 1
+            if k >= n1:
+                return False
+    return True
 
 
 def _allowed_mst(sc) -> np.ndarray | None:
     """The first-order MST over the allowed arcs, or None when they hold no tree."""
     Q = sc.first_order if sc.first_order is not None else sc.S
     alt = decode_mst(np.where(sc.allowed, Q, -np.inf))
-    if is_valid_tree(alt) and sc.allowed[alt[1:], np.arange(1, alt.shape[0])].all():
+    if _valid_allowed(alt, sc.allowed):
         return alt
     return None
 
@@ -397,9 +435,11 @@ def run_bgi(sc, beam: int, swaps: int, alpha: float, beta: float,
                       MARKERS if markers is None else markers)
     trees, hit = bgi_construct(prob, beta, beam, deadline)
     memo = prob.memo
+    parts = np.empty((1, 5), np.int64)
+    buf = np.empty(MAX_FEATURES, np.uint64)
 
     def score(t):
-        return tree_score_memo(sc, t, memo)
+        return tree_score_memo(sc, t, memo, parts, buf)
 
     if start != "bgi":
         alt = _allowed_mst(sc)
