@@ -91,8 +91,8 @@ def _add_parse(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--beta", type=float, help="bgi: loss/gain balance in [0, 1]")
     p.add_argument("--ensemble-with", help="bgi: bias toward this decoder's tree")
     p.add_argument("--start", choices=("bgi", "max", "both"),
-                   help="bgi: where the swaps start (default max: the highest-scoring of the"
-                        " beam's trees and the first-order MST)")
+                   help="bgi: where the swaps start (default both: the beam's trees and the"
+                        " first-order MST)")
     p.add_argument("--confidence", action="store_true", default=None,
                    help="per-arc confidence (greedy, sampling), written to MISC as HeadConf")
     p.add_argument("--file", help="read this file instead of stdin")
