@@ -121,15 +121,19 @@ class RedisCache(NullCache):
             retry_on_timeout=False, health_check_interval=0)
         try:
             await self.client.ping()
-            for name, value in (("maxmemory", self.maxmemory),
-                                ("maxmemory-policy", self.policy)):
-                if value:
-                    try:
-                        await self.client.config_set(name, value)
-                    except RedisError as exc:  # managed Redis may forbid it
-                        logger.warning("cannot set Redis %s=%s: %s", name, value, exc)
+            await self._configure()
         except REDIS_DOWN as exc:
             self._failed(exc)
+
+    async def _configure(self) -> None:
+        """CONFIG SET the memory settings (again after an outage: a restarted Redis has
+        lost them unless they are in its redis.conf)."""
+        for name, value in (("maxmemory", self.maxmemory), ("maxmemory-policy", self.policy)):
+            if value:
+                try:
+                    await self.client.config_set(name, value)
+                except RedisError as exc:  # managed Redis may forbid it
+                    logger.warning("cannot set Redis %s=%s: %s", name, value, exc)
 
     async def stop(self) -> None:
         if self.client is not None:
@@ -156,10 +160,14 @@ class RedisCache(NullCache):
             return False
         return self.down_since is None or time.monotonic() - self.down_since >= self.retry_s
 
-    def _ok(self) -> None:
+    async def _ok(self) -> None:
         if self.down_since is not None:
             logger.info("Redis cache back up")
-        self.down_since = None
+            self.down_since = None
+            try:
+                await self._configure()
+            except REDIS_DOWN as exc:
+                self._failed(exc)
 
     async def get_many(self, keys: list[str]) -> dict[str, Any]:
         if not keys or not self._usable():
@@ -169,7 +177,7 @@ class RedisCache(NullCache):
         except REDIS_DOWN as exc:  # an outage is a miss, never an error
             self._failed(exc)
             return {}
-        self._ok()
+        await self._ok()
         out = {}
         for k, v in zip(keys, vals):
             if v is not None:
@@ -193,7 +201,7 @@ class RedisCache(NullCache):
                 return
             self._failed(exc)
             return
-        self._ok()
+        await self._ok()
 
     def _full(self, exc: BaseException) -> None:
         now = time.monotonic()
@@ -224,7 +232,7 @@ class RedisCache(NullCache):
         except REDIS_DOWN as exc:
             self._failed(exc)
             return
-        self._ok()
+        await self._ok()
 
     def status(self) -> dict[str, Any]:
         out: dict[str, Any] = {"backend": self.backend, "status": "up" if self.up else "down"}

@@ -83,6 +83,7 @@ def _serve(args: argparse.Namespace) -> int:
     # log_config=None: uvicorn's loggers (the access log too) go through the root
     # handler of worker.logsafe (bounded, escaped lines with the request id)
     uvicorn.run(create_app(s), host=s.host, port=s.port, log_level="info", log_config=None,
+                limit_concurrency=s.max_connections,
                 timeout_graceful_shutdown=30)
     return 0
 

@@ -70,6 +70,10 @@ class Settings(BaseSettings):
                                                        " (default: host)")
 
     # ---- limits --------------------------------------------------------------
+    max_connections: int = Field(
+        1000, ge=1, description="open connections at once (uvicorn's limit_concurrency); "
+                                "beyond it new requests get 503, so slow clients cannot "
+                                "exhaust the gateway")
     max_sentences: int = Field(256, ge=1)
     max_tokens_per_sentence: int = Field(250, ge=1)
     max_chars: int = Field(1_000_000, ge=1)

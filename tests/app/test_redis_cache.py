@@ -50,3 +50,24 @@ def test_ready_can_require_the_cache(serve, redis_server):
         r = c.get("/ready")
         assert r.status_code == 503 and r.json()["cache"]["status"] == "down"
         assert c.post("/parse", json={"sentences": [["Still", "served"]]}).status_code == 200
+
+
+def test_memory_settings_come_back_with_a_restarted_redis(serve, redis_server):
+    """maxmemory and its policy are set again when the cache sees Redis back after an
+    outage (a restarted redis-server without them in its redis.conf has lost them)."""
+    rs = redis_server()
+    srv = serve(workers=1, env={"DEPTREE_REDIS_URL": rs.url, "DEPTREE_REDIS_RETRY_S": "0.2",
+                                "DEPTREE_REDIS_MAXMEMORY": "64mb",
+                                "DEPTREE_REDIS_MAXMEMORY_POLICY": "allkeys-lru"})
+    assert rs.client().config_get("maxmemory-policy")["maxmemory-policy"] == "allkeys-lru"
+    port = rs.port
+    with srv.client() as c:
+        rs.stop()
+        assert c.get("/ready").json()["cache"]["status"] == "down"
+        back = redis_server(port)
+        deadline = time.monotonic() + 20
+        while c.get("/ready").json()["cache"]["status"] != "up":
+            assert time.monotonic() < deadline
+            time.sleep(0.3)
+    cfg = back.client().config_get("maxmemory*")
+    assert cfg["maxmemory"] == str(64 * 2**20) and cfg["maxmemory-policy"] == "allkeys-lru"

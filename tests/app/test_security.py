@@ -109,3 +109,30 @@ def test_metrics_on_a_separate_port_and_bounded_log_lines(serve):
     assert len(hit) == 1 and len(hit[0]) < 2300 and "more chars]" in hit[0]
     assert not any(ln.startswith("FAKE") for ln in lines)
     assert any("POST /parse" in ln and "[" in ln for ln in lines)
+
+
+def test_slow_clients_cannot_take_every_connection(serve):
+    """Clients that trickle a body hold connections; beyond max_connections new ones get
+    503 at once (not a hang), and once they leave the service answers again."""
+    import socket as so
+
+    srv = serve(workers=1, env={"DEPTREE_MAX_CONNECTIONS": "4"})
+    host, port = srv.url.removeprefix("http://").split(":")
+    slow = []
+    for _ in range(4):
+        s = so.create_connection((host, int(port)))
+        s.sendall(b"POST /parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 100\r\n\r\n{\"sentences\"")
+        slow.append(s)
+    time.sleep(0.5)
+    r = httpx.post(srv.url + "/parse", json={"sentences": [["Hi"]]}, timeout=10)
+    assert r.status_code == 503
+    for s in slow:
+        s.close()
+    deadline = time.monotonic() + 10
+    while True:
+        r = httpx.post(srv.url + "/parse", json={"sentences": [["Hi"]]}, timeout=10)
+        if r.status_code == 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert r.status_code == 200
