@@ -5,29 +5,24 @@ Graph-based Non-Projective Dependency Parsing", EMNLP 2016.
 
 - Algorithm 2: the tree grows one arc at a time; an available arc e scores
   v(e) = beta * loss(e) - (1 - beta) * gain(e) (see bgi_state.py for gain and
-  loss over partial parts, with arc probabilities p_e = softmax over heads of
-  alpha * W_e) and the arc of minimal v is added; the arcs it excludes leave.
-  Gain and loss are kept incrementally (Appendix A), not recomputed.
+  loss over partial parts, bgi_parts.py for the parts, with arc probabilities
+  p_e = softmax over heads of alpha * W_e) and the arc of minimal v is added;
+  the arcs it excludes leave. Gain and loss are kept incrementally (Appendix A).
 - Beam (|B| partial trees, ranked by the sum of their arcs' v; each complete
   tree is improved by the swaps, then they are compared under the full model).
-- Post-search improvement (Section 6): `swaps` rounds of the best single arc
-  swap under the full model: m takes a new head h'; when h' is in m's subtree,
-  h' is re-hung on m's old head first (the second case of the paper).
+- Post-search improvement (Section 6, bgi_swaps.py): rounds of the best single
+  arc swap under the full model; `start` adds the first-order MST as a start.
 - Ensemble (Section 7): gamma_j is added to the weight of every part of order
   j (j arcs) that lies in another decoder's tree before the search.
 
 The beam's states are rows of stacked arrays and the whole construction is
-one numba call (`beam_construct`), or one call per arc when a deadline is set;
-Without a deadline the swap rounds are one call too (`swap_rounds`); with one,
-Python runs them a round per call and checks the clock (STYLE: Python outer
-loop, numba inner sweep). Trees are scored with the sentence's part memo, which
-the part building fills, rather than with `Scorer.score`'s fresh one. `BGIState` / `BGIProblem.values` / `.add` are the same kernels
-on one state, used by the tests' plain-Python beam and step-by-step checks.
-Pruned arcs take no part in the search; if pruning leaves a partial tree no
-available arc, the best first-order arc that keeps a valid tree is added, and
-a final tree that still holds a pruned arc is replaced by the swapped
-first-order MST over the allowed arcs. bgi_state.py is over the ~300-line
-habit: its kernels share one state layout and are kept together.
+one numba call (`beam_construct`), or one call per arc when a deadline is set
+(STYLE: Python outer loop, numba inner sweep). `BGIState` / `BGIProblem.values`
+/ `.add` are the same kernels on one state, used by the tests' plain-Python
+beam and step-by-step checks. Pruned arcs take no part in the search; if
+pruning leaves a partial tree no available arc, the best first-order arc that
+keeps a valid tree is added, and a final tree that still holds a pruned arc is
+replaced by the swapped first-order MST over the allowed arcs.
 """
 from __future__ import annotations
 
@@ -37,19 +32,20 @@ import time
 import numpy as np
 from numba import njit
 
+from .bgi_parts import build_parts
 from .bgi_state import (
     beam_buffers,
     beam_construct,
     beam_start,
     beam_step,
-    build_parts,
     state_add,
     state_init,
     state_values,
 )
+from .bgi_swaps import improve, swap_scores, tree_score_memo
 from .decode_mst import decode_mst
 from .features import MAX_FEATURES
-from .scoring import bigram_score, head_score, new_memo
+from .scoring import new_memo
 
 logger = logging.getLogger(__name__)
 
@@ -201,189 +197,6 @@ def bgi_construct(prob: BGIProblem, beta: float, beam: int = 1,
         h[0] = -1
         out.append(h)
     return out, hit
-
-
-@njit(cache=True, _nrt=False)
-def _local(heads, hs, nh, bs, nb, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-           parts, buf):
-    t = 0.0
-    for i in range(nh):
-        t += head_score(hs[i], heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                        parts, buf)
-    for i in range(nb):
-        t += bigram_score(bs[i], heads, order, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                          buf)
-    return t
-
-
-@njit(cache=True, _nrt=False)
-def _push(arr, k, x):
-    for i in range(k):
-        if arr[i] == x:
-            return k
-    arr[k] = x
-    return k + 1
-
-
-@njit(cache=True, _nrt=False)
-def swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf, parts,
-               buf, hs, bs, cur):
-    """Apply the best single arc swap (Section 6) to `heads` in place if it gains;
-    return the gain (0.0 if none). For m and new head h': if h' is in m's
-    subtree, h' first takes m's old head (re-hanging h' and its subtree).
-    Only trees with one root child are considered. hs, bs: int64 scratch (8,);
-    cur: float64 scratch (2 * n1 + 1,) for the current head and bigram terms."""
-    n1 = heads.shape[0]
-    for x in range(n1):
-        cur[x] = head_score(x, heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                            parts, buf)
-    for x in range(n1 + 1):
-        cur[n1 + x] = bigram_score(x, heads, order, attrs, upos_prefix, weights, mask, mk, mv,
-                                   mf, buf)
-    best = 1e-9
-    bm = -1
-    bh = -1
-    nroot = 0
-    for x in range(1, n1):
-        if heads[x] == 0:
-            nroot += 1
-    for m in range(1, n1):
-        old = heads[m]
-        have_old = False
-        old_wo = 0.0
-        for h2 in range(n1):
-            if h2 == m or h2 == old or not allowed[h2, m]:
-                continue
-            # is h2 in m's subtree?
-            x = h2
-            inside = False
-            while x > 0:
-                if x == m:
-                    inside = True
-                    break
-                x = heads[x]
-            p2 = heads[h2] if h2 > 0 else -1
-            roots = nroot - (old == 0) + (h2 == 0)
-            if inside:
-                roots += (old == 0) - (p2 == 0)
-            if roots != 1:
-                continue
-            nh = 0
-            nb = 0
-            nh = _push(hs, nh, old); nh = _push(hs, nh, h2); nh = _push(hs, nh, m)
-            nb = _push(bs, nb, m); nb = _push(bs, nb, m + 1)
-            if inside:
-                nh = _push(hs, nh, p2)
-                nb = _push(bs, nb, h2); nb = _push(bs, nb, h2 + 1)
-            before = 0.0
-            for i in range(nh):
-                before += cur[hs[i]]
-            for i in range(nb):
-                before += cur[n1 + bs[i]]
-            heads[m] = h2
-            if inside:
-                heads[h2] = old
-            if inside:
-                after = _local(heads, hs, nh, bs, nb, order, S, attrs, upos_prefix, weights,
-                               mask, mk, mv, mf, parts, buf)
-            else:  # hs = (old, h2, m): old's term without m is the same for every h2
-                if not have_old:
-                    old_wo = head_score(old, heads, order, S, attrs, upos_prefix, weights, mask,
-                                        mk, mv, mf, parts, buf)
-                    have_old = True
-                after = 0.0 + old_wo
-                after += head_score(h2, heads, order, S, attrs, upos_prefix, weights, mask, mk,
-                                    mv, mf, parts, buf)
-                after += head_score(m, heads, order, S, attrs, upos_prefix, weights, mask, mk,
-                                    mv, mf, parts, buf)
-                for i in range(nb):
-                    after += bigram_score(bs[i], heads, order, attrs, upos_prefix, weights, mask,
-                                          mk, mv, mf, buf)
-            heads[m] = old
-            if inside:
-                heads[h2] = p2
-            if after - before > best:
-                best = after - before
-                bm = m
-                bh = h2
-    if bm < 0:
-        return 0.0
-    x = bh
-    while x > 0:
-        if x == bm:
-            heads[bh] = heads[bm]
-            break
-        x = heads[x]
-    heads[bm] = bh
-    return best
-
-
-@njit(cache=True, _nrt=False)
-def swap_rounds(swaps, heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                parts, buf, hs, bs, cur):
-    """Up to `swaps` rounds of `swap_round` in one call (no per-round dispatch);
-    return the rounds that gained."""
-    for r in range(swaps):
-        if swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                      parts, buf, hs, bs, cur) <= 0.0:
-            return r
-    return swaps
-
-
-def improve(sc, heads: np.ndarray, swaps: int, deadline: float | None = None,
-            memo: tuple | None = None, S: np.ndarray | None = None) -> tuple[int, bool]:
-    """Up to `swaps` rounds of `swap_round` on heads (in place); rounds used, deadline hit.
-    memo: the sentence's part-score memo (new_memo) to reuse, if any; S: `swap_scores(sc)`
-    if already made. Without a deadline all rounds run in one kernel call."""
-    n1 = heads.shape[0]
-    mk, mv, mf = new_memo(n1 - 1) if memo is None else memo
-    parts = np.empty((5 * n1 + 8, 5), np.int64)
-    buf = np.empty(MAX_FEATURES, np.uint64)
-    hs = np.empty(8, np.int64)
-    bs = np.empty(8, np.int64)
-    cur = np.empty(2 * n1 + 1)
-    S = swap_scores(sc) if S is None else S
-    if deadline is None:
-        return swap_rounds(swaps, heads, sc.allowed, sc.order, S, sc.attrs, sc.upos_prefix,
-                           sc.weights, np.uint64(sc.mask), mk, mv, mf, parts, buf, hs, bs,
-                           cur), False
-    for r in range(swaps):
-        if time.monotonic() > deadline:
-            return r, True
-        g = swap_round(heads, sc.allowed, sc.order, S, sc.attrs, sc.upos_prefix, sc.weights,
-                       np.uint64(sc.mask), mk, mv, mf, parts, buf, hs, bs, cur)
-        if g <= 0.0:
-            return r, False
-    return swaps, False
-
-
-def swap_scores(sc) -> np.ndarray:
-    """sc.S with a pruned arc (left by a dead end of the construction) at a large
-    finite penalty rather than -inf, so that swaps can remove it."""
-    return np.where(np.isfinite(sc.S), sc.S, -1e9)
-
-
-@njit(cache=True, _nrt=False)
-def _tree_score(heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf, parts, buf):
-    """`tree_score` (the same sum, in the same order) with scratch passed in."""
-    n1 = heads.shape[0]
-    total = 0.0
-    for h in range(n1):
-        total += head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                            parts, buf)
-    for m in range(2, n1):
-        total += bigram_score(m, heads, order, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                              buf)
-    return total
-
-
-def tree_score_memo(sc, heads: np.ndarray, memo: tuple, parts: np.ndarray,
-                    buf: np.ndarray) -> float:
-    """sc.score(heads) with the sentence's part-score memo (the parts already scored
-    are not hashed again); scratch parts (int64 (k, 5), unused) and buf (uint64
-    (MAX_FEATURES,))."""
-    return float(_tree_score(heads, sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights,
-                             np.uint64(sc.mask), *memo, parts, buf))
 
 
 @njit(cache=True, _nrt=False)
