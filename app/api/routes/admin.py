@@ -11,11 +11,14 @@ from fastapi import APIRouter
 
 from ...cache import REDIS_DOWN
 from ...errors import ServiceError
+from ...schemas import ErrorResponse
 from ..deps import CacheDep, DispatcherDep
 
 logger = logging.getLogger(__name__)
 
-router = APIRouter(prefix="/admin", tags=["admin"])
+# 401 wrong key, 403 no admin key configured, 501 not on this backend, 503 Redis down
+router = APIRouter(prefix="/admin", tags=["admin"],
+                   responses={c: {"model": ErrorResponse} for c in (401, 403, 501, 503)})
 
 
 @router.post("/cache/flush", summary="Drop every cached parse result")
