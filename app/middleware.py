@@ -114,7 +114,7 @@ class InternalErrorMiddleware(_HttpMiddleware):
         try:
             await self.app(scope, receive, sent)
         except Exception:
-            if sent.started:              # half an answer is out: only closing the connection is honest
+            if sent.started:   # half an answer is out: only closing the connection is honest
                 raise
             logger.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             resp = error_response(ServiceError("internal_error", "internal error", status=500))

@@ -243,7 +243,8 @@ class ParseService:
 
     async def _submit(self, plan: Plan, items: list[Item]) -> list[list[dict]]:
         s = self.settings
-        job = {"id": uuid.uuid4().hex, "rid": REQUEST_ID.get(), "model": plan.model, "decoder": plan.decoder,
+        job = {"id": uuid.uuid4().hex, "rid": REQUEST_ID.get(), "model": plan.model,
+               "decoder": plan.decoder,
                "budget": plan.budget, "deadline_at": plan.deadline_at,
                "expires_at": time.time() + s.request_timeout_s,
                "limits": {"max_tokens_per_sentence": s.max_tokens_per_sentence,

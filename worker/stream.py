@@ -48,7 +48,8 @@ EXIT_STOP, EXIT_FATAL, EXIT_RECYCLE = 0, 2, 3
 
 def keys(prefix: str) -> dict[str, str]:
     return {"stream": f"{prefix}:jobs", "workers": f"{prefix}:workers",
-            "models": f"{prefix}:models", "worker": f"{prefix}:worker:", "reply": f"{prefix}:reply:"}
+            "models": f"{prefix}:models", "worker": f"{prefix}:worker:",
+            "reply": f"{prefix}:reply:"}
 
 
 def ensure_group(r: redis.Redis, stream: str) -> None:

@@ -41,8 +41,8 @@ import httpx
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
 
-from bench.load.bench_service import free_port, wait_ready  # noqa: E402
-from models.conllu import read_conllu  # noqa: E402
+from bench.load.bench_service import free_port, wait_ready
+from models.conllu import read_conllu
 
 DEV = os.path.join(ROOT, "..", "shared", "data", "en_ewt", "dev.conllu")
 
@@ -162,11 +162,11 @@ def start(args, log_path: str):
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     env = dict(os.environ, DEPTREE_MODELS=args.model)
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    log = open(log_path, "ab")
-    gw = subprocess.Popen([sys.executable, "-m", "app.serve_cli", "serve", "--port", str(port),
-                           "--workers", str(args.workers), "--redis-url",
-                           f"redis://127.0.0.1:{rport}/0"], cwd=ROOT, env=env, stdout=log,
-                          stderr=subprocess.STDOUT)
+    with open(log_path, "ab") as log:     # the server keeps its own descriptor
+        gw = subprocess.Popen([sys.executable, "-m", "app.serve_cli", "serve", "--port",
+                               str(port), "--workers", str(args.workers), "--redis-url",
+                               f"redis://127.0.0.1:{rport}/0"], cwd=ROOT, env=env, stdout=log,
+                              stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     wait_ready(gw, url, args.workers, log_path)
     return redis, rdir, gw, url
@@ -202,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
 
-    pool = [[w.form for w in s.words] for s in read_conllu(open(DEV, encoding="utf-8"))]
+    with open(DEV, encoding="utf-8") as f:
+        pool = [[w.form for w in s.words] for s in read_conllu(f)]
     redis, rdir, gw, url = start(args, args.out + ".server.log")
     try:
         cat = httpx.get(url + "/models", timeout=10).json()["models"][args.model]["decoders"]
@@ -225,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         warm = run_phase(args.warmup)
         procs = processes(url, gw.pid)
         before = {name: rss_mb(pid) for name, pid in procs.items()}
-        started = datetime.datetime.now(datetime.timezone.utc)
+        started = datetime.datetime.now(datetime.UTC)
         st = run_phase(args.duration)
         procs_after = processes(url, gw.pid)
         after = {name: rss_mb(pid) for name, pid in procs_after.items()}
@@ -260,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         f" ({100 * st['cached'] / max(1, st['sentences']):.1f}%) |",
         f"| latency p50 / p95 / p99 | {1000 * pct(st['lat'], 50):.0f} / "
         f"{1000 * pct(st['lat'], 95):.0f} / {1000 * pct(st['lat'], 99):.0f} ms |",
-        f"| trees checked (valid) | {st['sentences']} ({st['sentences']} valid) |",
+        f"| trees valid (an invalid tree counts as an error) | {st['sentences']} |",
         "",
         "| decoder | requests | p50 ms | p95 ms | p99 ms |", "| --- | --- | --- | --- | --- |",
     ]

@@ -142,7 +142,8 @@ class SentenceSplitter:
             # version 2
             "S0=" + fs0, "S1=" + fs1, "S0S1=" + fs0 + "|" + fs1, "w1g=" + w1 + "|" + g,
             "s-1s0s1=" + _shape(f_1) + "|" + s0 + "|" + s1,
-            "s0s1s2=" + s0 + "|" + s1 + "|" + _shape(f2), "gaps=" + gap(i - 1) + "|" + g + "|" + gap(i + 1),
+            "s0s1s2=" + s0 + "|" + s1 + "|" + _shape(f2),
+            "gaps=" + gap(i - 1) + "|" + g + "|" + gap(i + 1),
             "w0w1s1=" + w0 + "|" + w1 + "|" + s1, "suf0s1=" + w0[-3:] + "|" + s1,
             "f1=" + f1, "f0=" + f0, "w-1w0w1=" + w_1 + "|" + w0 + "|" + w1,
         ]

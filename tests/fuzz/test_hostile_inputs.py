@@ -13,7 +13,8 @@ FORM = {"content-type": "application/x-www-form-urlencoded"}
 A = '{"sentences": ["A cat sat ."], '          # a valid start to hang one field on
 BIG_INT = "1" + "0" * 400                        # 10**400 as a JSON integer literal
 DEEP = 100_000
-RTL = "\u05e9\u05dc\u05d5\u05dd \u202e\u05e2\u05d5\u05dc\u05dd\u202c \u0627\u0644\u0633\u0644\u0627\u0645 ."
+RTL = ("\u05e9\u05dc\u05d5\u05dd \u202e\u05e2\u05d5\u05dc\u05dd\u202c "
+       "\u0627\u0644\u0633\u0644\u0627\u0645 .")
 COMBINING = "Cafe\u0301 Z\u0351\u036b\u0343\u036a\u0302a\u0300\u0301\u0302lgo \u0301\u0301 ."
 EMOJI = "I \U0001F600 love \U0001F468\u200d\U0001F469\u200d\U0001F467 and \U0001F1EB\U0001F1F7 ."
 
