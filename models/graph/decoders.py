@@ -66,7 +66,8 @@ def _int(budget: dict, name: str, default: int, lo: int, hi: int) -> int:
     return int(v)
 
 
-def _deadline(budget: dict) -> float | None:
+def deadline_of(budget: dict) -> float | None:
+    """time.monotonic() at which `deadline_ms` of the budget runs out (None: no deadline)."""
     ms = budget.get("deadline_ms")
     if ms is None:
         return None
@@ -113,7 +114,7 @@ def decode_greedy(sc: Scorer, budget: dict) -> Decoded:
     if init not in INITS:
         raise BudgetError(f"init must be one of {', '.join(INITS)}, got {init!r}")
     confidence = _confidence(budget)
-    deadline = _deadline(budget)
+    deadline = deadline_of(budget)
     t0 = time.perf_counter()
     space = build_search_space(sc.allowed, sc.S, "uniform" if init == "uniform" else "first_order")
     start = decode_mst(sc.S) if init == "mst" else None
@@ -139,7 +140,7 @@ def decode_mst_exact(sc: Scorer, budget: dict) -> Decoded:
     (for a higher-order model: the first-order model it prunes with) over the same
     pruned arcs the other decoders search, so the tree's score under the full
     model (reported) is always finite."""
-    _deadline(budget)
+    deadline_of(budget)
     t0 = time.perf_counter()
     if sc.first_order is not None:
         heads = decode_mst(np.where(sc.allowed, sc.first_order, -np.inf))
@@ -174,7 +175,7 @@ def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
     if proposal not in PROPOSALS:
         raise BudgetError(f"proposal must be one of {', '.join(PROPOSALS)}, got {proposal!r}")
     confidence = _confidence(budget)
-    deadline = _deadline(budget)
+    deadline = deadline_of(budget)
     t0 = time.perf_counter()
     space = build_search_space(sc.allowed, sc.S, "uniform")
     # first-order model (the pruner's, else S) on the allowed arcs: start tree and walk weights
@@ -242,7 +243,7 @@ def decode_bgi(sc: Scorer, budget: dict) -> Decoded:
     start = budget.get("start", d["start"] if other is None else "bgi")
     if start not in BGI_STARTS:
         raise BudgetError(f"start must be one of {', '.join(BGI_STARTS)}, got {start!r}")
-    deadline = _deadline(budget)
+    deadline = deadline_of(budget)
     t0 = time.perf_counter()
     if other == "selectional":
         bias = _given_heads(budget.get("ensemble_heads"), sc.S.shape[0] - 1)

@@ -18,7 +18,7 @@ from .model import (
                     load,
 )
 
-BUDGET_FIELDS = ("beam", "margin")
+BUDGET_FIELDS = ("beam", "margin", "deadline_ms")
 DEFAULTS = {"beam": BEAM_DEFAULT, "margin": MARGIN_DEFAULT}
 
 __all__ = ["BEAM_LIMITS", "BUDGET_FIELDS", "DEFAULTS", "MARGIN_LIMITS", "TransitionModel",

@@ -13,6 +13,7 @@ Python outer loop (branching, bookkeeping), one numba call per sequence
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,11 +105,12 @@ def _run_sequence(st, sc, attrs, table, row_of, Wc, sp, atype, alabel, root_labe
 
 def parse(attrs: np.ndarray, table: np.ndarray, weights: tuple, atype: np.ndarray,
           alabel: np.ndarray, root_label: int, fallback_label: int, beam: int,
-          margin: float, scratch: Scratch | None = None):
+          margin: float, scratch: Scratch | None = None, deadline: float | None = None):
     """Parse one encoded sentence; returns (heads int64 (n+1,), label ids int64 (n+1,),
     score = average move probability of the winning sequence, stats dict).
 
-    weights: compact (row_of, Wc, sp), see `classifier`."""
+    weights: compact (row_of, Wc, sp), see `classifier`. deadline (time.monotonic()):
+    the one-best sequence is always parsed; no branch is started after it."""
     row_of, Wc, sp = weights
     n = attrs.shape[0] - 1
     cap = beam - 1
@@ -122,12 +124,16 @@ def parse(attrs: np.ndarray, table: np.ndarray, weights: tuple, atype: np.ndarra
     low_conf = int(acc[2])
     best_st, best_avg = st, acc[0] / max(acc[1], 1.0)
     best_seq = 0
+    hit = False
     if kept:
         order = np.argsort(-s.pool_f[:kept, 0], kind="stable")
         # copy the pool out: later sequences reuse nothing, but keep it explicit
         pool = [(s.pool_st[q].copy(), s.pool_sc[q].copy(), s.pool_f[q].copy(), int(s.pool_a[q]))
                 for q in order]
         for b, (pst, psc, pf, alt) in enumerate(pool, 1):
+            if deadline is not None and time.monotonic() > deadline:
+                hit = True
+                break
             apply(pst, psc, atype[alt], alabel[alt])
             acc[0] = pf[1] + pf[0]
             acc[1] = pf[2] + 1
@@ -141,5 +147,5 @@ def parse(attrs: np.ndarray, table: np.ndarray, weights: tuple, atype: np.ndarra
                 best_st, best_avg, best_seq = pst, avg, b
     fixed = finalize(best_st, root_label, fallback_label)
     stats = {"transitions": transitions, "branches": kept, "low_confidence": low_conf,
-             "best_sequence": best_seq, "attached_at_end": int(fixed)}
+             "best_sequence": best_seq, "attached_at_end": int(fixed), "deadline_hit": hit}
     return best_st[0].copy(), best_st[1].copy(), float(best_avg), stats

@@ -87,9 +87,9 @@ class TransitionModel:
         return total
 
     def parse_encoded(self, attrs: np.ndarray, beam: int = 1, margin: float = MARGIN_DEFAULT,
-                      scratch: Scratch | None = None):
+                      scratch: Scratch | None = None, deadline: float | None = None):
         return parse(attrs, self.table, self.weights, self.atype, self.alabel, self.root_label,
-                     self.fallback_label, beam, margin, scratch)
+                     self.fallback_label, beam, margin, scratch, deadline)
 
     # ---- files ---------------------------------------------------------------------
     def save(self, directory: str | Path, prune: float = 0.0) -> None:
@@ -175,12 +175,15 @@ def budget_values(budget: dict | None) -> tuple[int, float]:
 def decode(model: TransitionModel, forms: Sequence[str], lemmas: Sequence[str] | None,
            upos: Sequence[str], xpos: Sequence[str], budget: dict | None = None):
     """Parse one sentence: (heads list [h1..hn], deprels list, score, stats)."""
+    from ..graph.decoders import deadline_of
+
     beam, margin = budget_values(budget)
+    deadline = deadline_of(budget or {})
     if not forms:
         return [], [], 0.0, {"transitions": 0, "branches": 0, "seconds": 0.0}
     t0 = time.perf_counter()
     enc = encode(forms, lemmas, upos, xpos)
-    heads, labs, score, stats = model.parse_encoded(enc.attrs, beam, margin)
+    heads, labs, score, stats = model.parse_encoded(enc.attrs, beam, margin, deadline=deadline)
     stats["seconds"] = time.perf_counter() - t0
     stats["beam"], stats["margin"] = beam, margin
     return ([int(h) for h in heads[1:]], [model.labels[int(la)] for la in labs[1:]],

@@ -132,3 +132,24 @@ def test_dev_retagged_by_the_shipped_front_end(ewt):
     model = train(sents[:40], sents[40:], None, epochs=1, n_rows=1 << 12, dev_tagger="en_ewt")
     assert model.meta["training"]["dev_tags"] == "predicted (en_ewt)"
     assert "dev_uas_greedy" in model.meta["training"]
+
+
+def test_past_deadline_returns_the_one_best_tree(small):
+    """A deadline stops the branching, never the one-best sequence: the tree is
+    complete and equals greedy's; `deadline_ms` is validated like the graph decoders'."""
+    import time
+
+    model, _, sents, attrs = small
+    for a in attrs[:20]:
+        greedy = model.parse_encoded(a, beam=1)
+        heads, _, score, stats = model.parse_encoded(a, beam=8, deadline=time.monotonic() - 1)
+        assert is_valid_tree(heads) and (heads == greedy[0]).all() and score == greedy[2]
+        assert stats["best_sequence"] == 0
+        assert stats["deadline_hit"] == (stats["branches"] > 0)
+    s = sents[0]
+    forms, upos = [w.form for w in s.words], [w.upos for w in s.words]
+    out = tm.decode(model, forms, None, upos, upos, {"beam": 4, "deadline_ms": 1000})
+    assert len(out[0]) == len(forms) and out[3]["deadline_hit"] is False
+    for bad in (0, -5, "soon", True):
+        with pytest.raises(BudgetError):
+            tm.decode(model, forms, None, upos, upos, {"deadline_ms": bad})
