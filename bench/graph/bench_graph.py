@@ -5,6 +5,8 @@
             the best tree of a 3000-restart run (third order)
   pruning   recall of first-order pruning on dev and candidate heads per word
   tags      UAS/LAS with gold vs predicted tags (jackknifed vs gold-tag training)
+  retag     UAS/LAS and tokens/s of every decoder with predicted tags, with and without
+            re-tagging by the parser (Pipeline.choose_tags)
   speed     tokens/s and seconds/token of parsing (model loaded, JIT warm) for mst and
             greedy at converge K = 10, 50, 300, with UAS: the accuracy/speed curve (PNG)
 
@@ -187,6 +189,38 @@ def cmd_tags(args) -> dict:
     return out
 
 
+def cmd_retag(args) -> dict:
+    """UAS/LAS and tokens/s (process time, tagging included) of every decoder with the
+    model's predicted tags, without and with re-tagging by the parser
+    (`Pipeline.choose_tags`), from gold tokens."""
+    pipe = Pipeline.load("en_ewt")
+    default = dict(pipe.tag_flips)
+    sents = load_dev(args.dev, args.limit)
+    for s in sents[:20]:                       # JIT warm-up of every decoder
+        for dec in pipe.decoders():
+            pipe.parse_words([w.form for w in s.words], dec, {})
+    out = {}
+    print("| decoder | re-tagging | UAS | LAS | tokens/s |\n|---|---|---|---|---|")
+    for dec in pipe.decoders():
+        for flips in (0, default["flips"]):
+            pipe.tag_flips = {**default, "flips": flips, "decoders": [dec]}
+            tok = correct = lcorrect = 0
+            t0 = time.process_time()
+            for s in sents:
+                tree = pipe.parse_words([w.form for w in s.words], dec, {})
+                for w, t in zip(s.words, tree.tokens):
+                    tok += 1
+                    correct += w.head == t.head
+                    lcorrect += w.head == t.head and w.deprel == t.deprel
+            tps = tok / (time.process_time() - t0)
+            key = f"{dec} flips {flips}"
+            out[key] = {"UAS": round(100 * correct / tok, 2),
+                        "LAS": round(100 * lcorrect / tok, 2), "tokens_per_s": round(tps)}
+            print(f"| {dec} | {'on' if flips else 'off'} | {out[key]['UAS']:.2f} | "
+                  f"{out[key]['LAS']:.2f} | {tps:,.0f} |", flush=True)
+    return out
+
+
 def cmd_speed(args) -> dict:
     model = Pipeline.load(args.model).graph
     data = encoded(load_dev(args.dev, args.limit))
@@ -249,7 +283,8 @@ def replot() -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=("accuracy", "search", "speed", "pruning", "tags", "replot"))
+    p.add_argument("what", choices=("accuracy", "search", "speed", "pruning", "tags", "retag",
+                                    "replot"))
     p.add_argument("--graphs", nargs="+", default=["models/pretrained/en_ewt/graph"],
                    help="tags: graph model directories to compare")
     p.add_argument("--model", default="en_ewt", help="third-order model (name or dir)")
@@ -263,7 +298,7 @@ def main() -> None:
         return
     t0 = time.time()
     res = {"cmd_accuracy": cmd_accuracy, "cmd_search": cmd_search, "cmd_speed": cmd_speed,
-           "cmd_pruning": cmd_pruning, "cmd_tags": cmd_tags}[
+           "cmd_pruning": cmd_pruning, "cmd_tags": cmd_tags, "cmd_retag": cmd_retag}[
         f"cmd_{args.what}"](args)
     res["machine"] = machine()
     res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ModelError
+from .decode_mst import decode_mst
 from .decoders import DECODERS, BudgetError, Decoded, Scorer
 from .encode import EncodedSentence, encode
 from .features import FEATURE_SET
@@ -64,6 +65,15 @@ class GraphModel:
             return None
         return arc_scores(enc.attrs, enc.upos_prefix, self.pruner,
                           np.uint64(self.pruner.shape[0] - 1), all_arcs(enc.n))
+
+    def first_order_best(self, enc: EncodedSentence) -> float | None:
+        """Score of the first-order MST under the pruning model (None without one): a
+        cheap measure of how well a tagging suits the parser (`Pipeline.choose_tags`)."""
+        S1 = self.first_order_scores(enc)
+        if S1 is None:
+            return None
+        heads = decode_mst(S1)
+        return float(S1[heads[1:], np.arange(1, heads.shape[0])].sum())
 
     def allowed_arcs(self, enc: EncodedSentence, S1: np.ndarray | None = None) -> np.ndarray:
         """Arcs kept by first-order pruning (all arcs for a first-order model)."""

@@ -245,6 +245,19 @@ class Tagger:
         return K.decode(tf, rows, self.row_of, self.Wc, self.sp_start, self.sp_cls,
                         self.sp_val, self.mask)
 
+    def alternatives(self, forms: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(best class, second-best class, score margin between them) of each form: the
+        tags a parser may prefer where the tagger hesitates (`Pipeline.choose_tags`)."""
+        if not forms:
+            e = np.empty(0, np.int64)
+            return e, e, np.empty(0, np.float32)
+        scores = self._scores(forms)
+        if self.backward is not None:
+            scores = scores + self.backward._scores(forms[::-1])[::-1]
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :2]
+        rows = np.arange(len(forms))
+        return order[:, 0], order[:, 1], scores[rows, order[:, 0]] - scores[rows, order[:, 1]]
+
     def tag(self, forms: Sequence[str]) -> tuple[list[str], list[str]]:
         """UPOS and XPOS of each form (gold tokens)."""
         pairs = [self.classes[c] for c in self.tag_classes(forms)]

@@ -1,0 +1,62 @@
+"""Re-tagging by the parser (`Pipeline.choose_tags`): where the tagger hesitates the
+first-order parser may keep the second-best tag; only hesitant words change."""
+from __future__ import annotations
+
+import os
+from itertools import islice
+from pathlib import Path
+
+import pytest
+
+from models.conllu import read_conllu
+from models.pipeline import Pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def pipe(model_dirs):
+    from models.registry import resolve
+
+    return Pipeline.load(resolve("en_ewt", search_dirs=[Path(d) for d in model_dirs]))
+
+
+@pytest.fixture(scope="module")
+def sentences():
+    ewt = os.environ.get("DEPTREE_EWT_DIR", ROOT.parent / "shared" / "data" / "en_ewt")
+    path = Path(ewt) / "dev.conllu"
+    if not path.exists():
+        pytest.skip("en_ewt dev not present")
+    return [[w.form for w in s.words] for s in islice(read_conllu(str(path)), 200)]
+
+
+def test_off_gives_the_taggers_tags(pipe, sentences, monkeypatch):
+    monkeypatch.setattr(pipe, "tag_flips", {**Pipeline.tag_flips, "flips": 0})
+    for forms in sentences[:50]:
+        assert pipe.choose_tags(forms) == pipe.tag(forms)
+
+
+def test_only_hesitant_words_change(pipe, sentences):
+    flips, tau = pipe.tag_flips["flips"], pipe.tag_flips["margin"]
+    changed = 0
+    for forms in sentences:
+        best, second, margin = pipe.tagger.alternatives(forms)
+        up, xp, _ = pipe.choose_tags(forms)
+        base_up, base_xp, _ = pipe.tag(forms)
+        diff = [i for i in range(len(forms)) if (up[i], xp[i]) != (base_up[i], base_xp[i])]
+        assert len(diff) <= flips
+        for i in diff:
+            assert margin[i] < tau and (up[i], xp[i]) == pipe.tagger.classes[second[i]]
+        assert pipe.choose_tags(forms)[:2] == (up, xp)  # deterministic
+        changed += bool(diff)
+    assert changed > 0
+
+
+def test_used_by_greedy_not_by_mst(pipe, sentences, monkeypatch):
+    calls = []
+    real = pipe.choose_tags
+    monkeypatch.setattr(pipe, "choose_tags", lambda forms: calls.append(1) or real(forms))
+    pipe.parse_words(sentences[0], "mst", {})
+    assert not calls
+    pipe.parse_words(sentences[0], "greedy", {})
+    assert calls
