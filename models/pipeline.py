@@ -171,9 +171,9 @@ class Pipeline:
         """(upos, xpos, lemmas) like `tag`, except that where the tagger hesitates the
         parser decides: for the `flips` words of smallest margin below `margin`, in
         that order, the second-best tag is kept when the first-order MST tree it gives
-        scores higher under the first-order (pruning) model, net of `weight` x the
-        tagger's margin (a light joint tagging-parsing step, cf. Bohnet & Nivre 2012;
-        en_ewt dev: greedy 85.02 -> 85.62 UAS with predicted tags, bench/RESULTS.md)."""
+        (over the arcs pruning keeps for the tagger's tags) scores higher under the
+        first-order (pruning) model, net of `weight` x the tagger's margin (a light
+        joint tagging-parsing step, cf. Bohnet & Nivre 2012; bench/RESULTS.md)."""
         flips, tau, lam = (self.tag_flips.get(k) for k in ("flips", "margin", "weight"))
         if self.tagger is None or not flips or self.graph.pruner is None:
             return self.tag(forms)
@@ -189,16 +189,16 @@ class Pipeline:
                    else [f.lower() for f in forms])
             return up, xp, lem
 
-        def score(cls) -> float:
+        def score(cls, allowed=None):
             up, xp, lem = tags(cls)
-            return self.graph.first_order_best(encode(forms, lem, up, xp))
+            return self.graph.first_order_best(encode(forms, lem, up, xp), allowed)
 
         cur = best.copy()
-        cur_score = score(cur)
+        cur_score, allowed = score(cur)        # the variants are scored on the same arcs
         for i in order:
             alt = cur.copy()
             alt[i] = second[i]
-            s = score(alt) - lam * float(margin[i])
+            s = score(alt, allowed)[0] - lam * float(margin[i])
             if s > cur_score:
                 cur, cur_score = alt, s
         up, xp, lem = tags(cur)
