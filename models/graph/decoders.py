@@ -76,6 +76,14 @@ def deadline_of(budget: dict) -> float | None:
     return time.monotonic() + ms / 1000.0
 
 
+def _choice(budget: dict, name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of `choices` (a decoder option such as `init` or `proposal`)."""
+    v = budget.get(name, default)
+    if v not in choices:
+        raise BudgetError(f"{name} must be one of {', '.join(choices)}, got {v!r}")
+    return v
+
+
 def _float(budget: dict, name: str, default: float, lo: float, hi: float) -> float:
     """A number in (lo, hi]."""
     v = budget.get(name, default)
@@ -110,9 +118,7 @@ def decode_greedy(sc: Scorer, budget: dict) -> Decoded:
     restarts = _int(budget, "restarts", GREEDY_DEFAULTS["restarts"], *GREEDY_LIMITS["restarts"])
     converge = _int(budget, "converge", GREEDY_DEFAULTS["converge"], *GREEDY_LIMITS["converge"])
     seed = _int(budget, "seed", GREEDY_DEFAULTS["seed"], *GREEDY_LIMITS["seed"])
-    init = budget.get("init", GREEDY_DEFAULTS["init"])
-    if init not in INITS:
-        raise BudgetError(f"init must be one of {', '.join(INITS)}, got {init!r}")
+    init = _choice(budget, "init", GREEDY_DEFAULTS["init"], INITS)
     confidence = _confidence(budget)
     deadline = deadline_of(budget)
     t0 = time.perf_counter()
@@ -171,9 +177,7 @@ def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
     seed = _int(budget, "seed", d["seed"], *lim["seed"])
     temperature = _float(budget, "temperature", d["temperature"], 0.0, 1e6)
     cooling = _float(budget, "cooling", d["cooling"], 0.0, 1.0)
-    proposal = budget.get("proposal", d["proposal"])
-    if proposal not in PROPOSALS:
-        raise BudgetError(f"proposal must be one of {', '.join(PROPOSALS)}, got {proposal!r}")
+    proposal = _choice(budget, "proposal", d["proposal"], PROPOSALS)
     confidence = _confidence(budget)
     deadline = deadline_of(budget)
     t0 = time.perf_counter()
@@ -237,12 +241,9 @@ def decode_bgi(sc: Scorer, budget: dict) -> Decoded:
             or not 0.0 <= beta <= 1.0:
         raise BudgetError(f"beta must be a number in [0, 1], got {beta!r}")
     other = budget.get("ensemble_with", d["ensemble_with"])
-    if other is not None and other not in BGI_ENSEMBLE:
-        raise BudgetError(f"ensemble_with must be one of {', '.join(BGI_ENSEMBLE)}, "
-                          f"got {other!r}")
-    start = budget.get("start", d["start"] if other is None else "bgi")
-    if start not in BGI_STARTS:
-        raise BudgetError(f"start must be one of {', '.join(BGI_STARTS)}, got {start!r}")
+    if other is not None:
+        other = _choice(budget, "ensemble_with", other, BGI_ENSEMBLE)
+    start = _choice(budget, "start", d["start"] if other is None else "bgi", BGI_STARTS)
     deadline = deadline_of(budget)
     t0 = time.perf_counter()
     if other == "selectional":
