@@ -163,9 +163,13 @@ class Pipeline:
         if self.tagger is None:
             raise ModelError(f"model {self.name} has no tagger: send tagged CoNLL-U input")
         upos, xpos = self.tagger.tag(list(forms))
-        lemmas = (self.lemmatizer.lemmatize(forms, upos, xpos) if self.lemmatizer
-                  else [f.lower() for f in forms])
-        return list(upos), list(xpos), list(lemmas)
+        return list(upos), list(xpos), self._lemmas(forms, upos, xpos)
+
+    def _lemmas(self, forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str]
+                ) -> list[str]:
+        if self.lemmatizer is None:
+            return [f.lower() for f in forms]
+        return list(self.lemmatizer.lemmatize(forms, upos, xpos))
 
     def choose_tags(self, forms: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
         """(upos, xpos, lemmas) like `tag`, except that where the tagger hesitates the
@@ -177,17 +181,16 @@ class Pipeline:
         flips, tau, lam = (self.tag_flips.get(k) for k in ("flips", "margin", "weight"))
         if self.tagger is None or not flips or self.graph.pruner is None:
             return self.tag(forms)
-        best, second, margin = self.tagger.alternatives(list(forms))
-        order = [int(i) for i in np.argsort(margin, kind="stable")[:flips] if margin[i] < tau]
-        if not order:
-            return self.tag(forms)
 
-        def tags(cls):
+        def tags(cls) -> tuple[list[str], list[str], list[str]]:
             up = [self.tagger.classes[c][0] for c in cls]
             xp = [self.tagger.classes[c][1] for c in cls]
-            lem = (self.lemmatizer.lemmatize(forms, up, xp) if self.lemmatizer
-                   else [f.lower() for f in forms])
-            return up, xp, lem
+            return up, xp, self._lemmas(forms, up, xp)
+
+        best, second, margin = self.tagger.alternatives(list(forms))
+        order = [int(i) for i in np.argsort(margin, kind="stable")[:flips] if margin[i] < tau]
+        if not order:                # the tagger's own tags (best is its argmax), not re-run
+            return tags(best)
 
         def score(cls, allowed=None):
             up, xp, lem = tags(cls)
@@ -201,8 +204,7 @@ class Pipeline:
             s = score(alt, allowed)[0] - lam * float(margin[i])
             if s > cur_score:
                 cur, cur_score = alt, s
-        up, xp, lem = tags(cur)
-        return list(up), list(xp), list(lem)
+        return tags(cur)
 
     def tokenize(self, text: str, split: bool = True) -> list[list[tuple[str, int, int]]]:
         """Sentences of (form, start, end) tokens of raw text."""
