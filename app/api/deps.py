@@ -85,6 +85,11 @@ async def read_parse_request(request: Request) -> ParseRequest:
                            value=loc or None) from None
 
 
+def _same_secret(given: str, key: str) -> bool:
+    """Constant-time comparison of a header value with a configured key."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), key.encode("utf-8"))
+
+
 def require_api_key(request: Request, settings: Annotated[Settings, Depends(get_settings)]
                     ) -> None:
     """401 unless the request carries the configured API key (no key set: open)."""
@@ -94,8 +99,7 @@ def require_api_key(request: Request, settings: Annotated[Settings, Depends(get_
     auth = request.headers.get("authorization", "")
     if not given and auth.lower().startswith("bearer "):
         given = auth[7:].strip()
-    if not hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
-                               settings.api_key.encode("utf-8")):
+    if not _same_secret(given, settings.api_key):
         raise ServiceError("unauthorized", "missing or wrong API key (header X-API-Key)")
 
 
@@ -106,8 +110,7 @@ def require_admin_key(request: Request,
     if not settings.admin_key:
         raise ServiceError("admin_disabled", "admin actions are disabled: set DEPTREE_ADMIN_KEY")
     given = request.headers.get("x-admin-key", "")
-    if not hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
-                               settings.admin_key.encode("utf-8")):
+    if not _same_secret(given, settings.admin_key):
         raise ServiceError("unauthorized", "missing or wrong admin key (header X-Admin-Key)")
 
 
