@@ -72,7 +72,7 @@ def build_tiny_model(out: Path, n_sentences: int = 300) -> Path:
     model = out / "en_ewt"
     cfg = TrainConfig(order=3, epochs=1, pruner_epochs=1, label_epochs=1, log2_size=18)
     train(str(data), str(model / "graph"), None, cfg, command="tests/conftest.py tiny model")
-    train_frontend(str(data), None, str(model / "frontend"), epochs=2)
+    train_frontend(str(data), None, str(model / "frontend"), epochs=2, word_classes=None)
     (model / "pipeline.json").write_text(
         '{"name": "en_ewt", "language": "en", "version": "test-tiny", "graph": "graph",'
         ' "frontend": "frontend"}\n', encoding="utf-8")

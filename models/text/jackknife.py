@@ -7,11 +7,14 @@ Pure function over lists: no file I/O.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
+
+from models.text.wordclasses import WordClasses
 
 logger = logging.getLogger(__name__)
 
@@ -30,9 +33,20 @@ def fold_ids(n: int, k: int, seed: int = 0) -> np.ndarray:
 
 
 def _default_train(sentences: list[Sequence[Sequence[str]]]) -> _Tags:
+    """A tagger as `train_frontend` ships it: bidirectional, with word classes
+    when spacy-lookups-data is installed (else without, and a warning)."""
     from models.text.tagger import Tagger
 
-    return Tagger.train(sentences, bidirectional=True)  # as shipped by train_frontend
+    return Tagger.train(sentences, bidirectional=True, word_classes=_word_classes())
+
+
+@functools.lru_cache(maxsize=1)
+def _word_classes() -> WordClasses | None:
+    try:
+        return WordClasses.from_spacy_lookups()
+    except ModuleNotFoundError as e:
+        logger.warning("jackknifing with a tagger without word classes: %s", e)
+        return None
 
 
 def jackknife_tags(sentences: Sequence[Sequence[Sequence[Any]]], k: int = 10, seed: int = 0,

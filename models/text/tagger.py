@@ -3,7 +3,8 @@
 One class per (UPOS, XPOS) pair seen in training (102 in EWT), so the two tags
 always agree. Greedy left to right, with features of the word and its
 neighbours (form, lowercase, prefixes/suffixes 1-4, shape, flags, words and
-suffixes at -2..+2, word bigrams) and of the two previous predicted classes.
+suffixes at -2..+2, word bigrams) and of the two previous predicted classes; with
+`word_classes`, also Brown-cluster prefixes and WordNet classes (`wordclasses`).
 Features are hashed into a fixed [2**n_bits, n_classes] float32 weight matrix
 (no feature dictionary); per-word-type feature hashes (crc32 of strings) are
 computed once per type and cached, the rest is numba (`_tagger_kernels`).
@@ -16,11 +17,11 @@ more than n_classes / 8 non-zeros are kept dense in `Wc` and the others as
 scores to the bit (the dense sums minus their additions of zero).
 
 Model files: `tagger.json` (format version, classes, templates, hash, seed,
-epochs, data hash) and `tagger.npz` (non-zero averaged weights as sorted flat
-indices, delta-coded, and float16 values; weights below `prune` are dropped).
+epochs, data hash), `tagger.npz` (non-zero averaged weights as sorted flat
+indices, delta-coded, and float16 values; weights below `prune` are dropped) and,
+beside the forward tagger only, `wordclasses.json.gz` (1.3 MB for en_ewt).
 PA weights are small (median |w| ~0.006 on en_ewt): pruning below 0.01 keeps
-~40% of them, 4.4 MB for both directions, and costs 0.01-0.02 UPOS/XPOS on dev
-(0.001: 11 MB, no loss).
+~40% of them, 3.5 MB for both directions, and costs 0.0-0.05 UPOS/XPOS on dev.
 """
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from models.text import _tagger_kernels as K
+from models.text import wordclasses
+from models.text.wordclasses import WordClasses
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +58,13 @@ PRED = len(TYPE_FEATURES)  # column of the level-1 tag in a stacked tagger
 STACK_TEMPLATES = [(0, PRED), (-1, PRED), (1, PRED), (2, PRED), (-2, PRED)]
 STACK_PAIRS = [(1, PRED, 2, PRED), (-1, PRED, 1, PRED), (0, 1, 1, PRED), (0, PRED, 1, PRED),
                (0, 1, 0, PRED), (-1, PRED, 0, 1)]
+# Word classes (`wordclasses.FEATURES`, columns after TYPE_FEATURES): cluster
+# prefixes of the word and its neighbours, WordNet classes with spelling and context.
+C4, C6, C10, CF, WN = range(len(TYPE_FEATURES), len(TYPE_FEATURES) + len(wordclasses.FEATURES))
+WC_TEMPLATES = [(0, C4), (0, C6), (0, C10), (0, CF), (-1, C6), (1, C6), (-1, CF), (1, CF),
+                (-2, C6), (2, C6), (0, WN), (-1, WN), (1, WN)]
+WC_PAIRS = [(0, WN, 0, 10), (0, WN, 0, 8), (0, WN, 0, AMB), (-1, WN, 0, WN), (0, WN, 1, WN),
+            (0, WN, 1, 1), (-1, 1, 0, WN)]
 
 
 def _shape(form: str) -> str:
@@ -124,17 +134,26 @@ class _TypeCache:
     Tagger can serve several threads.
     """
 
-    def __init__(self, amb: dict[str, str], max_size: int = 200_000):
+    def __init__(self, amb: dict[str, str], word_classes: WordClasses | None = None,
+                 max_size: int = 200_000):
         self.lock = threading.Lock()
-        self._reset(amb, max_size)
-
-    def _reset(self, amb: dict[str, str], max_size: int) -> None:
         self.amb = amb
+        self.word_classes = word_classes
+        self.width = len(TYPE_FEATURES) + (len(wordclasses.FEATURES) if word_classes else 0)
         self.max_size = max_size
+        self._reset()
+
+    def _reset(self) -> None:
         self.ids: dict[str, int] = {}
-        self.table = np.empty((1024, len(TYPE_FEATURES)), np.int64)
+        self.table = np.empty((1024, self.width), np.int64)
         for pad in _PAD:
-            self._add(pad, _hash_strings([pad] * len(TYPE_FEATURES)))
+            self._add(pad, _hash_strings([pad] * self.width))
+
+    def _strings(self, form: str) -> list[str]:
+        out = _type_strings(form, self.amb)
+        if self.word_classes is not None:
+            out += self.word_classes.strings(form)
+        return out
 
     def _add(self, form: str, row: np.ndarray) -> int:
         n = len(self.ids)
@@ -148,13 +167,13 @@ class _TypeCache:
         """int64 [len(forms) + 4, K] with two padding rows on each side."""
         with self.lock:
             if len(self.ids) > self.max_size:
-                self._reset(self.amb, self.max_size)
+                self._reset()
             ids = [0, 0]
             get = self.ids.get
             for f in forms:
                 i = get(f)
                 if i is None:
-                    i = self._add(f, _hash_strings(_type_strings(f, self.amb)))
+                    i = self._add(f, _hash_strings(self._strings(f)))
                 ids.append(i)
             ids += [1, 1]
             return self.table[ids]
@@ -184,12 +203,16 @@ class Tagger:
     def __init__(self, classes: list[tuple[str, str]], n_bits: int = 20,
                  weights: np.ndarray | None = None, meta: dict | None = None,
                  ambiguity: dict[str, str] | None = None, first: Tagger | None = None,
-                 backward: Tagger | None = None, compact: tuple[np.ndarray, ...] | None = None):
+                 backward: Tagger | None = None, compact: tuple[np.ndarray, ...] | None = None,
+                 word_classes: WordClasses | None = None):
         self.classes = list(classes)
         self.backward = backward  # right-to-left tagger; scores of both are added
         if backward is not None and backward.classes != self.classes:
             raise ValueError("forward and backward taggers have different classes")
         self.first = first  # level-1 tagger whose tags are features (stacking)
+        if first is not None and word_classes is not None:
+            raise ValueError("a stacked tagger cannot also use word classes")
+        self.word_classes = word_classes  # cluster and WordNet features (`wordclasses`)
         self.ambiguity = ambiguity or {}
         self.n_bits = n_bits
         self.mask = (1 << n_bits) - 1
@@ -210,10 +233,14 @@ class Tagger:
         if self.Wc.shape[1] != len(self.classes) or self.row_of.shape[0] != 1 << n_bits:
             raise ValueError("weights do not match n_bits and the classes")
         self.meta = meta or {}
-        stack = first is not None
-        self._static = np.array(STATIC_TEMPLATES + (STACK_TEMPLATES if stack else []), np.int64)
-        self._pairs = np.array(PAIR_TEMPLATES + (STACK_PAIRS if stack else []), np.int64)
-        self._cache = _TypeCache(self.ambiguity)
+        static, pairs = list(STATIC_TEMPLATES), list(PAIR_TEMPLATES)
+        if first is not None:
+            static, pairs = static + STACK_TEMPLATES, pairs + STACK_PAIRS
+        if word_classes is not None:
+            static, pairs = static + WC_TEMPLATES, pairs + WC_PAIRS
+        self._static = np.array(static, np.int64)
+        self._pairs = np.array(pairs, np.int64).reshape(-1, 4)
+        self._cache = _TypeCache(self.ambiguity, word_classes)
 
     # -- tagging ---------------------------------------------------------------
     def _type_features(self, forms: Sequence[str],
@@ -267,9 +294,10 @@ class Tagger:
     @classmethod
     def train(cls, sentences: Sequence[Sequence[Sequence[str]]], epochs: int = 12,
               seed: int = 0, n_bits: int = 20, stack_folds: int = 0,
-              bidirectional: bool = False) -> Tagger:
+              bidirectional: bool = False, word_classes: WordClasses | None = None) -> Tagger:
         """Train on sentences of (form, upos, xpos, ...) tuples.
 
+        word_classes: add cluster and WordNet features (`wordclasses`; not with stacking).
         bidirectional: also train a right-to-left tagger (on reversed sentences);
         tags are then the argmax of the sum of both passes' scores.
         stack_folds > 1: two levels. A level-1 tagger is trained on all data and
@@ -278,8 +306,10 @@ class Tagger:
         jackknifing so that they carry test-like errors.
         """
         if bidirectional:
-            forward = cls.train(sentences, epochs, seed, n_bits, stack_folds)
-            backward = cls.train([s[::-1] for s in sentences], epochs, seed, n_bits, stack_folds)
+            forward = cls.train(sentences, epochs, seed, n_bits, stack_folds,
+                                word_classes=word_classes)
+            backward = cls.train([s[::-1] for s in sentences], epochs, seed, n_bits, stack_folds,
+                                 word_classes=word_classes)
             forward.backward = backward
             forward.meta["bidirectional"] = True
             return forward
@@ -295,7 +325,8 @@ class Tagger:
                       jackknife_tags(sentences, stack_folds, seed, train_fn=base)]
         classes = sorted({(w[1], w[2]) for s in sentences for w in s})
         index = {c: i for i, c in enumerate(classes)}
-        tagger = cls(classes, n_bits, ambiguity=ambiguity_classes(sentences, index), first=first)
+        tagger = cls(classes, n_bits, ambiguity=ambiguity_classes(sentences, index), first=first,
+                     word_classes=word_classes)
         tfs, rows, golds = [], [], []
         for j, s in enumerate(sentences):
             tf = tagger._type_features([w[0] for w in s], level1[j] if level1 else None)
@@ -357,7 +388,9 @@ class Tagger:
         return W.reshape(1 << self.n_bits, len(self.classes))
 
     # -- persistence -------------------------------------------------------------
-    def save(self, directory: str, prune: float = 1e-2) -> None:
+    def save(self, directory: str, prune: float = 1e-2, with_word_classes: bool = True) -> None:
+        """Write the tagger (and, unless with_word_classes is False, its word classes;
+        the backward tagger shares the forward one's file)."""
         os.makedirs(directory, exist_ok=True)
         flat, values = self.nonzero_weights()
         keep = np.abs(values) >= prune
@@ -373,21 +406,31 @@ class Tagger:
                   "ambiguity": self.ambiguity}
         header["stacked"] = self.first is not None
         header["bidirectional"] = self.backward is not None
+        header["word_classes"] = self.word_classes.source if self.word_classes else None
+        if self.word_classes is not None and with_word_classes:
+            self.word_classes.save(directory)
         with open(os.path.join(directory, "tagger.json"), "w", encoding="utf-8") as f:
             json.dump(header, f, indent=1)
         if self.first is not None:
             self.first.save(os.path.join(directory, "level1"), prune)
         if self.backward is not None:
-            self.backward.save(os.path.join(directory, "backward"), prune)
+            self.backward.save(os.path.join(directory, "backward"), prune, False)
 
     @classmethod
-    def load(cls, directory: str) -> Tagger:
+    def load(cls, directory: str, word_classes: WordClasses | None = None) -> Tagger:
+        """word_classes: already loaded (the forward tagger's, for the backward one);
+        by default read from the directory when the header names any."""
         with open(os.path.join(directory, "tagger.json"), encoding="utf-8") as f:
             h = json.load(f)
         if h.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"tagger format {h.get('format_version')} != {FORMAT_VERSION}")
         first = cls.load(os.path.join(directory, "level1")) if h["stacked"] else None
-        tagger = cls([tuple(c) for c in h["classes"]], h["n_bits"], first=first)
+        if h.get("word_classes") is not None and word_classes is None:
+            word_classes = WordClasses.load(directory)
+        elif h.get("word_classes") is None:
+            word_classes = None
+        tagger = cls([tuple(c) for c in h["classes"]], h["n_bits"], first=first,
+                     word_classes=word_classes)
         if tagger._static.tolist() != h["static_templates"] or \
                 tagger._pairs.tolist() != h["pair_templates"]:
             raise ValueError("tagger templates in the model file differ from this code")
@@ -398,7 +441,7 @@ class Tagger:
                                   len(classes))
         meta = {k: h[k] for k in ("epochs", "seed", "update", "n_sentences", "data_sha1",
                                   "stack_folds", "bidirectional") if k in h}
-        backward = cls.load(os.path.join(directory, "backward")) if h.get("bidirectional") \
-            else None
+        backward = cls.load(os.path.join(directory, "backward"), word_classes) \
+            if h.get("bidirectional") else None
         return cls(classes, h["n_bits"], None, meta, h["ambiguity"], first, backward,
-                   compact=compact)
+                   compact=compact, word_classes=word_classes)

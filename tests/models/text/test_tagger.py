@@ -167,7 +167,8 @@ def test_shipped_tagger_compact_tags_equal_dense(shipped_dir):
     dense_scores = []
     for direction, sub in ((tagger, ""), (tagger.backward, "backward")):
         W = _dense_from_file(os.path.join(shipped_dir, "tagger", sub))
-        dense = Tagger(tagger.classes, tagger.n_bits, W, ambiguity=direction.ambiguity)
+        dense = Tagger(tagger.classes, tagger.n_bits, W, ambiguity=direction.ambiguity,
+                       word_classes=direction.word_classes)
         scores = []
         for k, forms in enumerate(sentences):
             forms = forms if direction is tagger else forms[::-1]
