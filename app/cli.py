@@ -67,6 +67,35 @@ def _run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_train_frontend(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train-frontend",
+                       help="train the text front-end (tokenizer, splitter, tagger, lemmatizer)")
+    p.add_argument("--data", required=True, help="training CoNLL-U (with # text lines)")
+    p.add_argument("--dev", help="development CoNLL-U: figures written to metrics.json")
+    p.add_argument("--out", required=True, help="front-end directory to write")
+    p.add_argument("--epochs", type=int, default=12, help="tagger epochs")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-word-classes", action="store_true",
+                   help="tagger without Brown clusters and WordNet classes (otherwise "
+                        "read from spacy-lookups-data: pip install -e '.[train]')")
+    p.set_defaults(func=_run_train_frontend)
+
+
+def _run_train_frontend(args: argparse.Namespace) -> int:
+    import json
+
+    from models.text.train import train_frontend
+
+    try:
+        metrics = train_frontend(args.data, args.dev, args.out, epochs=args.epochs,
+                                 seed=args.seed, word_classes=None if args.no_word_classes
+                                 else "spacy-lookups-data")
+    except ModuleNotFoundError as exc:  # spacy-lookups-data not installed
+        raise DeptreeError(str(exc)) from exc
+    print(json.dumps(metrics.get("dev_metrics", {}), indent=1))
+    return 0
+
+
 def _add_parse(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("parse", help="parse stdin (CoNLL-U, text or tokens) to CoNLL-U on stdout")
     p.add_argument("--model", default="en_ewt", help="model name or directory")
@@ -122,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _add_evaluate(sub)
     _add_train(sub)
+    _add_train_frontend(sub)
     _add_parse(sub)
     from app.serve_cli import add_serve, add_worker
 

@@ -47,10 +47,30 @@ def tagger_speed(tagger: Tagger, sentences: list[list[str]], repeats: int = 3) -
     return n / best
 
 
+def speed_ratio(tagger: Tagger, baseline: Tagger, sentences: list[list[str]],
+                rounds: int = 3) -> dict:
+    """Both taggers timed in alternation (process time, warm): tokens/s of each round
+    and the ratio of the sums, so that the machine's load weighs on both alike."""
+    for t in (tagger, baseline):
+        for forms in sentences:
+            t.tag(forms)
+    n = sum(len(s) for s in sentences)
+    runs: dict[str, list[float]] = {"tagger": [], "baseline": []}
+    for _ in range(rounds):
+        for name, t in (("tagger", tagger), ("baseline", baseline)):
+            t0 = time.process_time()
+            for forms in sentences:
+                t.tag(forms)
+            runs[name].append(round(n / (time.process_time() - t0)))
+    return {**runs, "ratio": round(sum(runs["tagger"]) / sum(runs["baseline"]), 3)}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default=os.path.join(ROOT, "models/pretrained/en_ewt/frontend"))
     p.add_argument("--dev", default=os.path.join(ROOT, "../shared/data/en_ewt/dev.conllu"))
+    p.add_argument("--baseline-tagger", help="another tagger directory: speeds of both, "
+                   "alternated in this process, and their ratio")
     args = p.parse_args(argv)
     dev = read_conllu(args.dev)
     tokenizer = Tokenizer.load(os.path.join(args.model, "tokenizer"))
@@ -83,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         "tagger_tokens_per_s": round(tagger_speed(tagger, forms)),
         "tokenizer_eval_seconds": round(tok_seconds, 2),
     }
+    if args.baseline_tagger:
+        result["baseline_tagger"] = os.path.relpath(args.baseline_tagger, ROOT)
+        result["speed_vs_baseline"] = speed_ratio(tagger, Tagger.load(args.baseline_tagger),
+                                                  forms)
     sys.stdout.write(json.dumps(result, indent=1) + "\n")
     return 0
 
