@@ -19,7 +19,7 @@ scores to the bit (the dense sums minus their additions of zero).
 Model files: `tagger.json` (format version, classes, templates, hash, seed,
 epochs, data hash), `tagger.npz` (non-zero averaged weights as sorted flat
 indices, delta-coded, and float16 values; weights below `prune` are dropped) and,
-beside the forward tagger only, `wordclasses.json.gz` (1.3 MB for en_ewt).
+beside the forward tagger only, `wordclasses.npz` (1.1 MB for en_ewt).
 PA weights are small (median |w| ~0.006 on en_ewt): pruning below 0.01 keeps
 ~40% of them, 3.5 MB for both directions, and costs 0.0-0.05 UPOS/XPOS on dev.
 """

@@ -20,26 +20,85 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from dataclasses import dataclass, field
+import zlib
+from collections.abc import Iterable, Mapping
 
-FORMAT_VERSION = 1
-FILE = "wordclasses.json.gz"
+import numpy as np
+
+FORMAT_VERSION = 2
+FILE = "wordclasses.npz"
 PACKAGE = "spacy-lookups-data"
 FEATURES = ("c4", "c6", "c10", "cluster", "wordnet")
 _POS = ("noun", "verb", "adj", "adv")
 
 
-@dataclass
+def word_key(word: str) -> int:
+    """crc32 of the word: words are kept as sorted 32-bit keys, not strings (2 MB
+    instead of 44 MB of Python objects per process). Two words in the tables share a
+    key about once in 2**32 / 190k draws, an unknown word hits one with probability
+    ~4e-5; either only lends a word another word's class."""
+    return zlib.crc32(word.encode("utf-8", "surrogatepass"))
+
+
+def _keys(words: Iterable[str]) -> np.ndarray:
+    return np.unique(np.fromiter((word_key(w) for w in words), np.uint32))
+
+
+def _member(keys: np.ndarray, word: str) -> bool:
+    k = word_key(word)
+    i = int(np.searchsorted(keys, k))
+    return i < len(keys) and int(keys[i]) == k
+
+
 class WordClasses:
-    clusters: dict[str, int] = field(default_factory=dict)
-    lemmas: dict[str, frozenset[str]] = field(default_factory=dict)      # pos -> lemmas
-    irregular: dict[str, frozenset[str]] = field(default_factory=dict)   # pos -> forms
-    rules: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # pos -> (old, new)
-    source: str = ""
+    """Cluster paths and WordNet lemma lists keyed by `word_key`; see `build`."""
+
+    def __init__(self, cluster_keys: np.ndarray, cluster_paths: np.ndarray,
+                 lemmas: Mapping[str, np.ndarray], irregular: Mapping[str, np.ndarray],
+                 rules: Mapping[str, list[tuple[str, str]]], source: str = ""):
+        order = np.argsort(cluster_keys, kind="stable")
+        self.cluster_keys = np.asarray(cluster_keys, np.uint32)[order]
+        self.cluster_paths = np.asarray(cluster_paths, np.int32)[order]
+        self.lemmas = {p: np.unique(np.asarray(lemmas.get(p, ()), np.uint32)) for p in _POS}
+        self.irregular = {p: np.unique(np.asarray(irregular.get(p, ()), np.uint32))
+                          for p in _POS}
+        self.rules = {p: [(a, b) for a, b in rules.get(p, ())] for p in _POS}
+        self.source = source
+
+    @classmethod
+    def build(cls, clusters: Mapping[str, int], lemmas: Mapping[str, Iterable[str]],
+              irregular: Mapping[str, Iterable[str]],
+              rules: Mapping[str, Iterable[tuple[str, str]]], source: str = "") -> WordClasses:
+        """From word -> Brown path (spaCy's bit-reversed ints; 0 = unclustered), and per
+        part of speech the WordNet lemmas, irregular forms and (suffix, replacement) rules."""
+        kept = {word_key(w): int(c) for w, c in sorted(clusters.items()) if c}
+        keys = np.fromiter(kept.keys(), np.uint32, len(kept))
+        paths = np.fromiter(kept.values(), np.int32, len(kept))
+        return cls(keys, paths, {p: _keys(v) for p, v in lemmas.items()},
+                   {p: _keys(v) for p, v in irregular.items()},
+                   {p: list(v) for p, v in rules.items()}, source)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WordClasses):
+            return NotImplemented
+        return (np.array_equal(self.cluster_keys, other.cluster_keys)
+                and np.array_equal(self.cluster_paths, other.cluster_paths)
+                and all(np.array_equal(self.lemmas[p], other.lemmas[p])
+                        and np.array_equal(self.irregular[p], other.irregular[p]) for p in _POS)
+                and self.rules == other.rules and self.source == other.source)
+
+    def __len__(self) -> int:
+        """Number of clustered word forms."""
+        return len(self.cluster_keys)
 
     def cluster(self, form: str) -> int:
         """Brown path of the form, else of its lowercase; 0 if neither is clustered."""
-        return self.clusters.get(form) or self.clusters.get(form.lower(), 0)
+        for word in (form, form.lower()):
+            k = word_key(word)
+            i = int(np.searchsorted(self.cluster_keys, k))
+            if i < len(self.cluster_keys) and int(self.cluster_keys[i]) == k:
+                return int(self.cluster_paths[i])
+        return 0
 
     def wordnet(self, low: str) -> str:
         """WordNet parts of speech of a lowercased form ("none" if it has none);
@@ -48,12 +107,12 @@ class WordClasses:
             low = low.rsplit("-", 1)[1]
         tags = set()
         for pos in _POS:
-            if low in self.lemmas.get(pos, ()):
+            if _member(self.lemmas[pos], low):
                 tags.add(pos[0] + "0")
-            if low in self.irregular.get(pos, ()):
+            if _member(self.irregular[pos], low):
                 tags.add(pos[0] + "x")
-            for old, new in self.rules.get(pos, ()):
-                if old and low.endswith(old) and low[:-len(old)] + new in self.lemmas[pos]:
+            for old, new in self.rules[pos]:
+                if old and low.endswith(old) and _member(self.lemmas[pos], low[:-len(old)] + new):
                     tags.add(pos[0] + old)
         return "|".join(sorted(tags)) or "none"
 
@@ -67,31 +126,35 @@ class WordClasses:
         return paths + [self.wordnet(form.lower())]
 
     # -- persistence -------------------------------------------------------------
-    def _json(self) -> dict:
-        return {"format_version": FORMAT_VERSION, "source": self.source,
-                "clusters": dict(sorted(self.clusters.items())),
-                "lemmas": {p: sorted(v) for p, v in sorted(self.lemmas.items())},
-                "irregular": {p: sorted(v) for p, v in sorted(self.irregular.items())},
-                "rules": {p: [list(r) for r in v] for p, v in sorted(self.rules.items())}}
-
     def save(self, directory: str) -> None:
+        """One npz: sorted keys delta-coded (they compress), paths, rules as JSON text."""
         os.makedirs(directory, exist_ok=True)
-        with gzip.open(os.path.join(directory, FILE), "wt", encoding="utf-8",
-                       compresslevel=9) as f:
-            json.dump(self._json(), f, ensure_ascii=False, separators=(",", ":"))
+        arrays = {"cluster_delta": np.diff(self.cluster_keys, prepend=np.uint32(0)),
+                  "cluster_paths": self.cluster_paths}
+        for p in _POS:
+            arrays[f"lemmas_{p}"] = np.diff(self.lemmas[p], prepend=np.uint32(0))
+            arrays[f"irregular_{p}"] = np.diff(self.irregular[p], prepend=np.uint32(0))
+        meta = {"format_version": FORMAT_VERSION, "source": self.source, "key": "crc32",
+                "rules": {p: [list(r) for r in v] for p, v in self.rules.items()}}
+        np.savez_compressed(os.path.join(directory, FILE), meta=np.array(json.dumps(meta)),
+                            **arrays)
 
     @classmethod
     def load(cls, directory: str) -> WordClasses:
-        with gzip.open(os.path.join(directory, FILE), "rt", encoding="utf-8") as f:
-            data = json.load(f)
-        if data.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"word classes format {data.get('format_version')} "
-                             f"!= {FORMAT_VERSION}")
-        return cls({k: int(v) for k, v in data["clusters"].items()},
-                   {p: frozenset(v) for p, v in data["lemmas"].items()},
-                   {p: frozenset(v) for p, v in data["irregular"].items()},
-                   {p: [(a, b) for a, b in v] for p, v in data["rules"].items()},
-                   data.get("source", ""))
+        with np.load(os.path.join(directory, FILE), allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+            if meta.get("format_version") != FORMAT_VERSION:
+                raise ValueError(f"word classes format {meta.get('format_version')} "
+                                 f"!= {FORMAT_VERSION}")
+
+            def undelta(name: str) -> np.ndarray:
+                return np.cumsum(data[name], dtype=np.uint32)
+
+            return cls(undelta("cluster_delta"), data["cluster_paths"],
+                       {p: undelta(f"lemmas_{p}") for p in _POS},
+                       {p: undelta(f"irregular_{p}") for p in _POS},
+                       {p: [(a, b) for a, b in v] for p, v in meta["rules"].items()},
+                       meta.get("source", ""))
 
     @classmethod
     def from_spacy_lookups(cls, lang: str = "en") -> WordClasses:
@@ -110,10 +173,9 @@ class WordClasses:
         def table(name: str) -> dict:
             return json.loads(gzip.decompress((data / f"{lang}_{name}.json.gz").read_bytes()))
 
-        clusters = {w: int(c) for w, c in table("lexeme_cluster").items() if c}
         index, exc, rules = table("lemma_index"), table("lemma_exc"), table("lemma_rules")
-        return cls(clusters,
-                   {p: frozenset(index.get(p, ())) for p in _POS},
-                   {p: frozenset(exc.get(p, {})) for p in _POS},
-                   {p: [(a, b) for a, b in rules.get(p, ())] for p in _POS},
-                   f"{PACKAGE} {pkg_version}")
+        return cls.build(table("lexeme_cluster"),
+                         {p: index.get(p, ()) for p in _POS},
+                         {p: exc.get(p, {}).keys() for p in _POS},
+                         {p: [(a, b) for a, b in rules.get(p, ())] for p in _POS},
+                         f"{PACKAGE} {pkg_version}")
