@@ -139,7 +139,8 @@ class _TypeCache:
         self.lock = threading.Lock()
         self.amb = amb
         self.word_classes = word_classes
-        self.width = len(TYPE_FEATURES) + (len(wordclasses.FEATURES) if word_classes else 0)
+        self.width = len(TYPE_FEATURES) + (
+            0 if word_classes is None else len(wordclasses.FEATURES))
         self.max_size = max_size
         self._reset()
 
@@ -406,7 +407,7 @@ class Tagger:
                   "ambiguity": self.ambiguity}
         header["stacked"] = self.first is not None
         header["bidirectional"] = self.backward is not None
-        header["word_classes"] = self.word_classes.source if self.word_classes else None
+        header["word_classes"] = None if self.word_classes is None else self.word_classes.source
         if self.word_classes is not None and with_word_classes:
             self.word_classes.save(directory)
         with open(os.path.join(directory, "tagger.json"), "w", encoding="utf-8") as f:

@@ -112,7 +112,7 @@ def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epoch
     logger.info("training front-end on %d sentences (%s)", len(train), train_path)
     metrics: dict = {"train": train_path, "dev": dev_path, "epochs": epochs, "seed": seed,
                      "stack_folds": stack_folds, "bidirectional": bidirectional,
-                     "word_classes": word_classes.source if word_classes else None}
+                     "word_classes": None if word_classes is None else word_classes.source}
     t0 = time.perf_counter()
     tokenizer = train_tokenizer(train, seed=seed)
     tokenizer.save(os.path.join(out_dir, "tokenizer"))

@@ -153,3 +153,16 @@ def test_cli_train_frontend_names_the_missing_package(tmp_path, monkeypatch, cap
     assert code == 2
     assert "pip install -e '.[train]'" in capsys.readouterr().err
     assert not (tmp_path / "fe").exists()
+
+
+def test_tables_without_clusters_still_count_as_word_classes(tmp_path, tiny_tuples):
+    """Only WordNet, no clusters (len 0): the tagger still saves, names and reloads them."""
+    wordnet_only = WordClasses.build({}, {"verb": ["hassle"]}, {}, {"verb": [("ed", "e")]},
+                                     "wordnet only")
+    assert len(wordnet_only) == 0
+    tagger = Tagger.train(tiny_tuples[:20], epochs=1, seed=0, n_bits=14,
+                          word_classes=wordnet_only)
+    tagger.save(str(tmp_path), prune=0.0)
+    again = Tagger.load(str(tmp_path))
+    assert again.word_classes == wordnet_only
+    assert again.tag(["They", "hassled", "me"]) == tagger.tag(["They", "hassled", "me"])
