@@ -1,20 +1,51 @@
 """Second stage: the UD relation of each arc of a tree.
 
 A multiclass linear model over hashed features of the arc (h, m) and its
-neighbourhood in the tree (grandparent, m's children), trained as an averaged
+neighbourhood in the tree (grandparent; m's children, their count and the words
+of the outer ones; h's other children: m's rank among them, the inner sibling,
+h's auxiliary and nominal dependents before it), trained as an averaged
 perceptron on the gold trees (McDonald et al. 2006 label the arcs of an
 unlabeled tree the same way). The root arc always gets `root` and no other arc
-does, as UD requires.
+does, as UD requires. `LABEL_FEATURE_SET` names the feature version stored in
+model files: weights of another version cannot be read with these features.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from .encode import A_LEMMA, A_UPOS, A_WORD, A_XPOS
+from .encode import A_LEMMA, A_UPOS, A_WORD, A_XPOS, upos_id
 from .features import _at, _dist_bin, _mix, fhash
 
-MAX_LABEL_FEATURES = 24
+LABEL_FEATURE_SET = "label-v2"  # v2: + outer children's words, siblings, h's auxiliary
+MAX_LABEL_FEATURES = 35
+AUX_ID = np.uint64(upos_id("AUX"))
+NOMINAL_IDS = (np.uint64(upos_id("NOUN")), np.uint64(upos_id("PROPN")), np.uint64(upos_id("PRON")))
+
+
+@njit(cache=True, _nrt=False)
+def _siblings(attrs, heads, h, m):
+    """m among h's other children: how many lie between h and m, the nearest of them
+    to m (0 if none), the lemma of h's last auxiliary before h (0 if none) and the
+    number of h's nominal dependents before h (its subject candidates)."""
+    rank = 0
+    inner = 0
+    haux = np.uint64(0)
+    nominal = 0
+    for c in range(1, heads.shape[0]):
+        if heads[c] != h or c == m:
+            continue
+        if min(h, m) < c < max(h, m):
+            rank += 1
+            if inner == 0 or abs(c - m) < abs(inner - m):
+                inner = c
+        if c < h:
+            p = attrs[c, A_UPOS]
+            if p == AUX_ID:
+                haux = attrs[c, A_LEMMA]
+            elif p in NOMINAL_IDS:
+                nominal += 1
+    return rank, inner, haux, nominal
 
 
 @njit(cache=True, _nrt=False)
@@ -32,15 +63,19 @@ def label_features(attrs, heads, h, m, out):
     nr = 0
     lm = np.uint64(0)
     rm = np.uint64(0)
+    lmi = 0  # m's outermost children
+    rmi = 0
     for c in range(1, n1):
         if heads[c] == m:
             if c < m:
                 nl += 1
                 if lm == 0:
                     lm = attrs[c, A_UPOS] + np.uint64(1)
+                    lmi = c
             else:
                 nr += 1
                 rm = attrs[c, A_UPOS] + np.uint64(1)
+                rmi = c
     val = np.uint64(min(nl, 3) * 4 + min(nr, 3))
     k = 0
     out[k] = fhash(601, z, z, z, z, z); k += 1
@@ -67,6 +102,23 @@ def label_features(attrs, heads, h, m, out):
     out[k] = fhash(622, hl, mx, db, z, z); k += 1
     out[k] = fhash(623, mp, lm, rm, hp, z); k += 1
     out[k] = fhash(624, ml, hp, db, z, z); k += 1
+    # words of m's outer children: case and mark words decide obl vs nmod, ccomp vs xcomp
+    lmw = attrs[lmi, A_WORD] if lmi > 0 else z
+    rmw = attrs[rmi, A_WORD] if rmi > 0 else z
+    rank, inner, haux, hsubj = _siblings(attrs, heads, h, m)
+    inner_p = attrs[inner, A_UPOS] + np.uint64(1) if inner > 0 else z
+    r = np.uint64(min(rank, 3) + 1)
+    out[k] = fhash(625, mp, lmw, z, z, z); k += 1
+    out[k] = fhash(626, hp, mp, lmw, z, z); k += 1
+    out[k] = fhash(627, mp, rmw, z, z, z); k += 1
+    out[k] = fhash(628, hw, mw, db, z, z); k += 1
+    out[k] = fhash(629, hp, mp, inner_p, db, z); k += 1
+    out[k] = fhash(630, hp, mp, r, db, z); k += 1
+    out[k] = fhash(631, hx, mp, haux, db, z); k += 1
+    out[k] = fhash(632, mx, haux, db, z, z); k += 1
+    out[k] = fhash(633, hp, mp, np.uint64(min(hsubj, 2) + 1), db, z); k += 1
+    out[k] = fhash(634, mw, hp, db, z, z); k += 1
+    out[k] = fhash(635, hl, ml, lmw, z, z); k += 1
     return k
 
 

@@ -21,7 +21,7 @@ from .decode_mst import decode_mst
 from .decoders import DECODERS, BudgetError, Decoded, Scorer
 from .encode import EncodedSentence, encode
 from .features import FEATURE_SET
-from .labeler import predict_labels
+from .labeler import LABEL_FEATURE_SET, predict_labels
 from .prune import all_arcs, prune
 from .scoring import arc_scores
 from .weights_io import from_sparse, to_sparse
@@ -148,6 +148,7 @@ class GraphModel:
         meta.update(extra_meta or {})
         meta.update({
             "format_version": FORMAT_VERSION, "kind": "graph", "feature_set": FEATURE_SET,
+            "label_feature_set": LABEL_FEATURE_SET,
             "order": self.order, "labels": self.labels, "prune_threshold": self.prune_threshold,
             "prune_max_heads": self.prune_max_heads,
             "prune_temperature": self.prune_temperature, "has_pruner": self.pruner is not None,
@@ -157,7 +158,9 @@ class GraphModel:
         self.meta = meta
 
     @classmethod
-    def load(cls, directory: str | Path) -> "GraphModel":
+    def load(cls, directory: str | Path, labeler: bool = True) -> "GraphModel":
+        """labeler=False: arcs only (label weights dropped), for a model whose labeler
+        was trained with other label features and is to be retrained (`relabel`)."""
         d = Path(directory)
         try:
             meta = json.loads((d / "model.json").read_text())
@@ -170,6 +173,12 @@ class GraphModel:
             raise ModelError(
                 f"model in {d} has format {meta.get('format_version')}/{meta.get('feature_set')},"
                 f" this code reads {FORMAT_VERSION}/{FEATURE_SET}")
+        label_set = meta.get("label_feature_set", "label-v1")
+        if labeler and label_set != LABEL_FEATURE_SET:
+            raise ModelError(
+                f"the labeler of the model in {d} uses features {label_set}, this code "
+                f"{LABEL_FEATURE_SET}: retrain it with `deptree train --relabel-from {d} "
+                f"--data TRAIN.conllu --out DIR`")
 
         def vec(name: str) -> np.ndarray | None:
             if f"{name}_idx" not in data:
@@ -178,7 +187,8 @@ class GraphModel:
                                data[f"{name}_val"])
 
         return cls(order=int(meta["order"]), weights=vec("main"), labels=list(meta["labels"]),
-                   label_weights=vec("labeler"), pruner=vec("pruner"),
+                   label_weights=vec("labeler") if labeler else np.zeros(16, np.float32),
+                   pruner=vec("pruner"),
                    prune_threshold=float(meta["prune_threshold"]),
                    prune_max_heads=int(meta["prune_max_heads"]),
                    prune_temperature=float(meta.get("prune_temperature", 1.0)), meta=meta)

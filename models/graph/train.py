@@ -21,10 +21,11 @@ import numpy as np
 from tqdm import tqdm
 
 from ..conllu import Sentence, read_conllu, validate_tree
+from ..errors import ModelError
 from .decode_greedy import greedy_search
 from .decode_mst import decode_mst
 from .encode import EncodedSentence, encode
-from .labeler import perceptron_sentence
+from .labeler import LABEL_FEATURE_SET, perceptron_sentence
 from .model import GraphModel
 from .online import averaged, feature_difference, pa_update
 from .prune import all_arcs, fit_temperature, prune, pruning_recall
@@ -291,7 +292,8 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
         weights = _train_arcs(examples, cfg, cfg.order, cfg.log2_size, allowed.__getitem__,
                               _Checkpoint(ckdir, f"order{cfg.order}"),
                               higher_dev if dev else None, cfg.epochs)
-    label_weights = _train_labeler(examples, len(labels), cfg, _Checkpoint(ckdir, "labeler"))
+    label_weights = _train_labeler(examples, len(labels), cfg,
+                                   _Checkpoint(ckdir, f"labeler-{LABEL_FEATURE_SET}"))
     model = GraphModel(cfg.order, weights, labels, label_weights, pruner=pruner,
                        prune_threshold=cfg.prune_threshold, prune_max_heads=cfg.prune_max_heads,
                        prune_temperature=temperature if cfg.order > 1 else 1.0)
@@ -301,4 +303,33 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
         "train_seconds": round(time.time() - t_start, 1),
     })
     logger.info("saved %s (%.0fs)", out, time.time() - t_start)
+    return model
+
+
+def relabel(model_dir: str | Path, train_path: str | Path, out_dir: str | Path,
+            cfg: TrainConfig | None = None, command: str = "") -> GraphModel:
+    """Retrain only the labeler of the graph model in model_dir on the gold trees of
+    train_path and save the model to out_dir: arcs, pruner and labels are kept, so
+    every tree (and UAS) stays the same. For a model whose labeler predates the
+    current `LABEL_FEATURE_SET`."""
+    cfg = cfg or TrainConfig()
+    t_start = time.time()
+    model = GraphModel.load(model_dir, labeler=False)
+    model.save_rel = 0.0  # the arcs were pruned when first saved: keep them bit for bit
+    label_ids = {lab: i for i, lab in enumerate(model.labels)}
+    examples, grown = read_examples(train_path, label_ids)
+    if len(grown) != len(label_ids):
+        raise ModelError(f"{train_path} has relations the model in {model_dir} does not "
+                         f"know: {sorted(set(grown) - set(label_ids))}")
+    out = Path(out_dir)
+    ckdir = out / "checkpoints"
+    ckdir.mkdir(parents=True, exist_ok=True)
+    model.label_weights = _train_labeler(examples, len(model.labels), cfg,
+                                         _Checkpoint(ckdir, f"labeler-{LABEL_FEATURE_SET}"))
+    model.save(out, {"labeler_training": {
+        "label_feature_set": LABEL_FEATURE_SET, "label_epochs": cfg.label_epochs,
+        "label_log2_size": cfg.label_log2_size, "seed": cfg.seed,
+        "train_data": str(train_path), "train_data_sha256": _file_hash(train_path),
+        "command": command, "seconds": round(time.time() - t_start, 1)}})
+    logger.info("saved %s with a retrained labeler (%.0fs)", out, time.time() - t_start)
     return model

@@ -108,3 +108,55 @@ def test_mst_score_is_finite_on_the_shipped_model():
         res = graph.decode(enc, "mst", {})
         assert math.isfinite(res.score), s.text
         assert is_valid_tree(res.heads)
+
+
+def test_relabel_keeps_the_arcs_and_retrains_the_labeler(tiny, tmp_path):
+    """`train --relabel-from`: arc and pruner weights copied bit for bit (same trees),
+    a new labeler, and the record of how it was trained."""
+    out = tmp_path / "relabelled"
+    r = _deptree("train", "--data", str(tiny / "train.conllu"), "--out", str(out),
+                 "--relabel-from", str(tiny / "model"), "--label-epochs", "3")
+    assert r.returncode == 0, r.stderr
+    before = np.load(tiny / "model" / "weights.npz")
+    after = np.load(out / "weights.npz")
+    for name in ("main_idx", "main_val", "pruner_idx", "pruner_val"):
+        assert np.array_equal(before[name], after[name]), name
+    old, new = GraphModel.load(tiny / "model"), GraphModel.load(out)
+    assert new.labels == old.labels
+    assert not np.array_equal(old.label_weights, new.label_weights)
+    meta = new.meta["labeler_training"]
+    assert meta["label_epochs"] == 3 and meta["command"].startswith("deptree train")
+    for s in itertools.islice(read_conllu(tiny / "dev.conllu"), 10):
+        w = s.words
+        parsed = [m.parse([x.form for x in w], [x.upos for x in w], [x.xpos for x in w],
+                          [x.lemma for x in w], "mst") for m in (old, new)]
+        assert parsed[0].heads == parsed[1].heads
+
+
+def test_a_labeler_of_older_features_is_refused_with_the_fix(tiny, tmp_path):
+    import json
+    import shutil
+
+    from models.errors import ModelError
+
+    old = tmp_path / "old"
+    shutil.copytree(tiny / "model", old, ignore=shutil.ignore_patterns("checkpoints"))
+    meta = json.loads((old / "model.json").read_text())
+    del meta["label_feature_set"]                    # as written before label-v2
+    (old / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="relabel-from"):
+        GraphModel.load(old)
+    assert GraphModel.load(old, labeler=False).order == 3   # the arcs still load
+    r = _deptree("parse", "--model", str(old), "--gold-tags", "--file",
+                 str(tiny / "dev.conllu"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "relabel-from" in r.stderr
+
+
+def test_relabel_refuses_relations_the_model_does_not_know(tiny, tmp_path):
+    data = tmp_path / "odd.conllu"
+    data.write_text("# sent_id = 1\n1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n"
+                    "2\t!\t!\tPUNCT\t.\t_\t1\tnot_a_relation\t_\t_\n\n")
+    r = _deptree("train", "--data", str(data), "--out", str(tmp_path / "m"),
+                 "--relabel-from", str(tiny / "model"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "not_a_relation" in r.stderr
