@@ -133,7 +133,7 @@ class Pipeline:
             try:
                 tokenizer = Tokenizer.load(str(fe / "tokenizer"))
                 tagger = Tagger.load(str(fe / "tagger"))
-                lemmatizer = Lemmatizer.load(str(fe / "lemmatizer"))
+                lemmatizer = Lemmatizer.load(str(fe / "lemmatizer"), tagger.word_classes)
                 if (fe / "feats").is_dir():
                     feats = FeatsGuesser.load(str(fe / "feats"))
             except (OSError, ValueError, KeyError) as exc:

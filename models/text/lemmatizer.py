@@ -6,8 +6,11 @@
    (lowercased if case == "lower"), drop `cut` final characters, append `add`
    ("studies" -> ("lower", 3, "y")). Rules are counted over word types per
    (XPOS, case pattern of the form, last k letters of the lowercased form) for
-   k = 0..MAX_SUFFIX; the longest suffix seen at least `min_count` times gives
-   its most frequent rule.
+   k = cut..MAX_SUFFIX (a suffix holds what its rule cuts); the longest suffix
+   seen at least `min_count` times gives its most frequent rule. With a
+   `dictionary` (the tagger's WordNet lemma lists), the longest suffix whose
+   rule gives a lemma WordNet lists for the word's UPOS wins instead
+   ("provoked" -> "provoke", not "provok").
 3. Fallback (no rule applies, or the rule cannot be applied to a short form):
    the form itself for PROPN and for forms with no letters, else the lowercased
    form.
@@ -25,6 +28,7 @@ logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 MAX_SUFFIX = 6
+_WORDNET_POS = {"NOUN": "noun", "VERB": "verb", "AUX": "verb", "ADJ": "adj", "ADV": "adv"}
 
 
 def edit_rule(form: str, lemma: str) -> tuple[str, int, str]:
@@ -62,11 +66,15 @@ def fallback(form: str, upos: str) -> str:
 
 class Lemmatizer:
     def __init__(self, exact: dict[str, str] | None = None, lower: dict[str, str] | None = None,
-                 rules: dict[str, list] | None = None, min_count: int = 2):
+                 rules: dict[str, list] | None = None, min_count: int = 2,
+                 dictionary=None):
         self.exact = exact or {}  # "form\txpos" -> lemma
         self.lower = lower or {}  # "lowercased form\txpos" -> lemma
         self.rules = rules or {}  # "xpos\tsuffix" -> [case, cut, add]
         self.min_count = min_count
+        # optional `WordClasses`: among the rules of an unseen word's suffixes, longest
+        # first, the first whose output WordNet lists for the word's UPOS wins
+        self.dictionary = dictionary
 
     @classmethod
     def train(cls, sentences: Sequence[Sequence[Sequence[str]]], min_count: int = 2
@@ -85,7 +93,9 @@ class Lemmatizer:
         for (form, xpos, lemma) in types:  # types, not tokens: rules for unseen words
             rule = edit_rule(form, lemma)
             low = form.lower()
-            for k in range(min(MAX_SUFFIX, len(low)) + 1):
+            # only under suffixes that contain what the rule cuts: a rewrite of the
+            # whole word ("better" -> "good", "Dec." -> "December") is no suffix rule
+            for k in range(min(rule[1], len(low)), min(MAX_SUFFIX, len(low)) + 1):
                 rules[f"{xpos}\t{case_class(form)}\t{low[len(low) - k:]}"][rule] += 1
         best_rules = {key: list(c.most_common(1)[0][0]) for key, c in rules.items()
                       if sum(c.values()) >= min_count}
@@ -102,14 +112,20 @@ class Lemmatizer:
         hit = self.lower.get(f"{low}\t{xpos}")
         if hit is not None:
             return hit
+        first = None
+        pos = _WORDNET_POS.get(upos) if self.dictionary is not None else None
         for k in range(min(MAX_SUFFIX, len(low)), -1, -1):
             rule = self.rules.get(f"{xpos}\t{case_class(form)}\t{low[len(low) - k:]}")
-            if rule is not None:
-                out = apply_rule(form, rule)
-                if out:
-                    return out
-                break
-        return fallback(form, upos)
+            if rule is None:
+                continue
+            out = apply_rule(form, rule)
+            if first is None:
+                first = out
+                if pos is None:
+                    break
+            if out and self.dictionary.is_lemma(out.lower(), pos):
+                return out
+        return first or fallback(form, upos)
 
     def lemmatize(self, forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str]
                   ) -> list[str]:
@@ -124,9 +140,10 @@ class Lemmatizer:
             json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
-    def load(cls, directory: str) -> Lemmatizer:
+    def load(cls, directory: str, dictionary=None) -> Lemmatizer:
+        """dictionary: the tagger's `WordClasses`, if it has any (see `lemma`)."""
         with open(os.path.join(directory, "lemmatizer.json"), encoding="utf-8") as f:
             d = json.load(f)
         if d.get("format_version") != FORMAT_VERSION or d.get("max_suffix") != MAX_SUFFIX:
             raise ValueError(f"lemmatizer format {d.get('format_version')} != {FORMAT_VERSION}")
-        return cls(d["exact"], d["lower"], d["rules"], d["min_count"])
+        return cls(d["exact"], d["lower"], d["rules"], d["min_count"], dictionary)

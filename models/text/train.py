@@ -125,6 +125,7 @@ def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epoch
     t2 = time.perf_counter()
     lemmatizer = Lemmatizer.train(tuples)
     lemmatizer.save(os.path.join(out_dir, "lemmatizer"))
+    lemmatizer.dictionary = word_classes  # as `Pipeline.load` wires it
     feats = FeatsGuesser.train(tuples)
     feats.save(os.path.join(out_dir, "feats"))
     metrics["seconds"] = {"tokenizer": round(t1 - t0, 1), "tagger": round(t2 - t1, 1),

@@ -100,6 +100,11 @@ class WordClasses:
                 return int(self.cluster_paths[i])
         return 0
 
+    def is_lemma(self, low: str, pos: str) -> bool:
+        """Whether WordNet lists the lowercased word as a lemma of pos ("noun", "verb",
+        "adj", "adv")."""
+        return _member(self.lemmas[pos], low)
+
     def wordnet(self, low: str) -> str:
         """WordNet parts of speech of a lowercased form ("none" if it has none);
         a hyphenated form is looked up by its last part."""

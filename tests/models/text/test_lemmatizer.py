@@ -52,3 +52,40 @@ def test_shipped_lemmatizer(shipped_dir):
     lem = Lemmatizer.load(f"{shipped_dir}/lemmatizer")
     assert lem.lemmatize(["children", "were", "running"], ["NOUN", "AUX", "VERB"],
                          ["NNS", "VBD", "VBG"]) == ["child", "be", "run"]
+
+
+def test_whole_word_rewrites_are_not_suffix_rules():
+    """Regression: "better" -> "good" was learned as a rule of the suffix "etter" and
+    turned an unseen "wetter" into "good" (and "territories" into "terrPennines")."""
+    train = [[("better", "ADJ", "JJR", "good"), ("fetter", "ADJ", "JJR", "good"),
+              ("bigger", "ADJ", "JJR", "big"), ("taller", "ADJ", "JJR", "tall"),
+              ("older", "ADJ", "JJR", "old")]]
+    lem = Lemmatizer.train(train, min_count=2)
+    assert lem.lemma("wetter", "ADJ", "JJR") != "good"
+    assert lem.lemma("smaller", "ADJ", "JJR") == "small"
+
+
+def test_a_dictionary_picks_the_suffix_rule_that_gives_a_lemma():
+    """The longest suffix's rule gives "provok"; a shorter suffix's gives "provoke",
+    which WordNet lists as a verb: with the dictionary that one wins."""
+    from models.text.wordclasses import WordClasses
+
+    train = [[("xvoked", "VERB", "VBD", "xvok"), ("yvoked", "VERB", "VBD", "yvok"),
+              ("baked", "VERB", "VBD", "bake"), ("faked", "VERB", "VBD", "fake"),
+              ("raked", "VERB", "VBD", "rake")]]
+    lem = Lemmatizer.train(train, min_count=2)
+    assert lem.lemma("provoked", "VERB", "VBD") == "provok"
+    lem.dictionary = WordClasses.build({}, {"verb": ["provoke"]}, {}, {})
+    assert lem.lemma("provoked", "VERB", "VBD") == "provoke"
+    # no candidate is a lemma: the longest suffix's rule, as without a dictionary
+    assert lem.lemma("zvoked", "VERB", "VBD") == "zvok"
+    # the dictionary only speaks for the parts of speech WordNet has
+    assert lem.lemma("provoked", "PROPN", "VBD") == "provok"
+
+
+def test_shipped_lemmatizer_uses_the_taggers_word_classes():
+    from models.pipeline import Pipeline
+
+    pipe = Pipeline.load("en_ewt")
+    assert pipe.lemmatizer.dictionary is pipe.tagger.word_classes is not None
+    assert pipe.lemmatizer.lemma("hassled", "VERB", "VBD") == "hassle"
