@@ -44,12 +44,6 @@ def _keys(words: Iterable[str]) -> np.ndarray:
     return np.unique(np.fromiter((word_key(w) for w in words), np.uint32))
 
 
-def _member(keys: np.ndarray, word: str) -> bool:
-    k = word_key(word)
-    i = int(np.searchsorted(keys, k))
-    return i < len(keys) and int(keys[i]) == k
-
-
 class WordClasses:
     """Cluster paths and WordNet lemma lists keyed by `word_key`; see `build`."""
 
@@ -64,6 +58,16 @@ class WordClasses:
                           for p in _POS}
         self.rules = {p: [(a, b) for a, b in rules.get(p, ())] for p in _POS}
         self.source = source
+        # one sorted index over all tables, so that one searchsorted answers all the
+        # lookups of a word (a call per table made a new word type cost ~170 us)
+        self._keys = np.unique(np.concatenate([self.cluster_keys, *self.lemmas.values(),
+                                               *self.irregular.values()]))
+        self._paths = np.zeros(len(self._keys), np.int32)
+        self._paths[np.searchsorted(self._keys, self.cluster_keys)] = self.cluster_paths
+        self._flags = np.zeros(len(self._keys), np.uint8)  # bit i: lemma, 4 + i: irregular
+        for i, pos in enumerate(_POS):
+            self._flags[np.searchsorted(self._keys, self.lemmas[pos])] |= 1 << i
+            self._flags[np.searchsorted(self._keys, self.irregular[pos])] |= 16 << i
 
     @classmethod
     def build(cls, clusters: Mapping[str, int], lemmas: Mapping[str, Iterable[str]],
@@ -91,44 +95,61 @@ class WordClasses:
         """Number of clustered word forms."""
         return len(self.cluster_keys)
 
+    def _find(self, words: list[str]) -> np.ndarray:
+        """Position of each word in the merged index, -1 where it is in no table."""
+        keys = np.fromiter((word_key(w) for w in words), np.uint32, len(words))
+        if not len(self._keys):
+            return np.full(len(words), -1)
+        i = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return np.where(self._keys[i] == keys, i, -1)
+
+    def _classes(self, form: str) -> tuple[int, str]:
+        """(Brown path of the form, else of its lowercase, 0 if neither is clustered;
+        WordNet classes of the lowercase form, "none" if it has none), one lookup."""
+        low = form.lower()
+        wn = low.rsplit("-", 1)[1] if "-" in low.strip("-") else low  # hyphenated: last part
+        cands = [(i, old, wn[:-len(old)] + new) for i, pos in enumerate(_POS)
+                 for old, new in self.rules[pos] if old and wn.endswith(old)]
+        at = self._find([form, low, wn] + [c[2] for c in cands])
+        path = 0
+        for j in at[:2]:
+            if j >= 0 and self._paths[j]:
+                path = int(self._paths[j])
+                break
+        tags = set()
+        flags = int(self._flags[at[2]]) if at[2] >= 0 else 0
+        for i, pos in enumerate(_POS):
+            if flags & (1 << i):
+                tags.add(pos[0] + "0")
+            if flags & (16 << i):
+                tags.add(pos[0] + "x")
+        for (i, old, _), j in zip(cands, at[3:]):
+            if j >= 0 and self._flags[j] & (1 << i):
+                tags.add(_POS[i][0] + old)
+        return path, "|".join(sorted(tags)) or "none"
+
     def cluster(self, form: str) -> int:
         """Brown path of the form, else of its lowercase; 0 if neither is clustered."""
-        for word in (form, form.lower()):
-            k = word_key(word)
-            i = int(np.searchsorted(self.cluster_keys, k))
-            if i < len(self.cluster_keys) and int(self.cluster_keys[i]) == k:
-                return int(self.cluster_paths[i])
-        return 0
+        return self._classes(form)[0]
 
     def is_lemma(self, low: str, pos: str) -> bool:
         """Whether WordNet lists the lowercased word as a lemma of pos ("noun", "verb",
         "adj", "adv")."""
-        return _member(self.lemmas[pos], low)
+        j = self._find([low])[0]
+        return bool(j >= 0 and self._flags[j] & (1 << _POS.index(pos)))
 
     def wordnet(self, low: str) -> str:
-        """WordNet parts of speech of a lowercased form ("none" if it has none);
-        a hyphenated form is looked up by its last part."""
-        if "-" in low.strip("-"):
-            low = low.rsplit("-", 1)[1]
-        tags = set()
-        for pos in _POS:
-            if _member(self.lemmas[pos], low):
-                tags.add(pos[0] + "0")
-            if _member(self.irregular[pos], low):
-                tags.add(pos[0] + "x")
-            for old, new in self.rules[pos]:
-                if old and low.endswith(old) and _member(self.lemmas[pos], low[:-len(old)] + new):
-                    tags.add(pos[0] + old)
-        return "|".join(sorted(tags)) or "none"
+        """WordNet parts of speech of a lowercased form ("none" if it has none): listed
+        as a lemma ("n0"), as an irregular form ("vx"), or reached by an inflection rule
+        ("ved"); a hyphenated form is looked up by its last part."""
+        return self._classes(low)[1]
 
     def strings(self, form: str) -> list[str]:
         """The values of `FEATURES` for one form."""
-        c = self.cluster(form)
+        c, wordnet = self._classes(form)
         if c:
-            paths = [str(c & 15), str(c & 63), str(c & 1023), str(c)]
-        else:
-            paths = ["none"] * 4
-        return paths + [self.wordnet(form.lower())]
+            return [str(c & 15), str(c & 63), str(c & 1023), str(c), wordnet]
+        return ["none"] * 4 + [wordnet]
 
     # -- persistence -------------------------------------------------------------
     def save(self, directory: str) -> None:
