@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from models.text.shape import char_classes
+
 if TYPE_CHECKING:
     from models.text.tokenizer import Token
 
@@ -64,16 +66,6 @@ def _shape(form: str) -> str:
     if c.isdigit():
         return "d"
     return form if len(form) <= 3 else form[:3]
-
-
-def _fine_shape(form: str) -> str:
-    """Character classes of the first 8 characters, runs collapsed ("Xx.d")."""
-    out: list[str] = []
-    for ch in form[:8]:
-        c = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
-        if not out or out[-1] != c:
-            out.append(c)
-    return "".join(out)
 
 
 def _gap(text: str, a: int, b: int) -> str:
@@ -128,7 +120,7 @@ class SentenceSplitter:
         f_1, f0, f1, f2 = form(i - 1), form(i), form(i + 1), form(i + 2)
         w_1, w0, w1, w2 = f_1.lower(), f0.lower(), f1.lower(), f2.lower()
         s0, s1 = _shape(f0), _shape(f1 if i + 1 < n else "")
-        fs0, fs1 = _fine_shape(f0), _fine_shape(f1)
+        fs0, fs1 = char_classes(f0, 8), char_classes(f1, 8)  # fine shapes
         g = gap(i)
         abbr = "1" if w0 in self.abbreviations else "0"
         end0 = "1" if w0 in _END_PUNCT or w0[-1:] in "!?" else "0"

@@ -37,6 +37,7 @@ import numpy as np
 
 from models.text import _tagger_kernels as K
 from models.text import wordclasses
+from models.text.shape import char_classes
 from models.text.wordclasses import WordClasses
 
 logger = logging.getLogger(__name__)
@@ -67,18 +68,9 @@ WC_PAIRS = [(0, WN, 0, 10), (0, WN, 0, 8), (0, WN, 0, AMB), (-1, WN, 0, WN), (0,
             (0, WN, 1, 1), (-1, 1, 0, WN)]
 
 
-def _shape(form: str) -> str:
-    out = []
-    for ch in form[:12]:
-        c = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
-        if not out or out[-1] != c:
-            out.append(c)
-    return "".join(out)
-
-
 def _type_strings(form: str, amb: dict[str, str]) -> list[str]:
     low = form.lower()
-    shape = _shape(form)
+    shape = char_classes(form, 12)
     flags = "".join((
         "D" if any(c.isdigit() for c in form) else "",
         "H" if "-" in form else "",

@@ -10,15 +10,16 @@ import pytest
 from models.text import _tagger_kernels as K
 from models.text._conllu import iter_conllu
 from models.text.scoring import accuracy
-from models.text.tagger import Tagger, _shape, compact_weights
+from models.text.shape import char_classes
+from models.text.tagger import Tagger, compact_weights
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 DEV = os.path.join(ROOT, "..", "shared", "data", "en_ewt", "dev.conllu")
 
 
 def test_shape_compresses_character_classes():
-    assert _shape("McDonald's") == "XxXx'x"
-    assert _shape("1,000.50") == "d,d.d"
+    assert char_classes("McDonald's", 12) == "XxXx'x"
+    assert char_classes("1,000.50", 12) == "d,d.d"
 
 
 def test_tagger_learns_tiny_fixture(tiny_tuples):
