@@ -57,15 +57,6 @@ class SafeFormatter(logging.Formatter):
         return super().format(record)
 
 
-class RequestIdFilter(logging.Filter):
-    """Adds `record.request_id` (for handlers that keep their own formatter)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not hasattr(record, "request_id"):
-            record.request_id = REQUEST_ID.get()
-        return True
-
-
 def configure_logging(level: int = logging.INFO, stream=None) -> None:
     """Root logger -> one stderr handler with the SafeFormatter (replacing others)."""
     root = logging.getLogger()
@@ -73,6 +64,5 @@ def configure_logging(level: int = logging.INFO, stream=None) -> None:
         root.removeHandler(h)
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(SafeFormatter())
-    handler.addFilter(RequestIdFilter())
     root.addHandler(handler)
     root.setLevel(level)
