@@ -47,6 +47,10 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gold-tags", action="store_true",
                    help="train on the gold tags (default: 10-fold jackknifed tagger output)")
     p.add_argument("--jackknife", type=int, default=None, help="folds of tag jackknifing")
+    p.add_argument("--word-classes", metavar="SRC", default=None,
+                   help="Brown clusters for the arc features: 'spacy-lookups-data' (pip "
+                        "install -e '.[train]') or a directory with wordclasses.npz, e.g. "
+                        "a front-end tagger's; saved with the model")
     p.add_argument("--relabel-from", metavar="DIR",
                    help="retrain only the labeler of the graph model in DIR on --data (gold "
                         "trees) and write the model to --out; its trees stay the same")
@@ -66,13 +70,18 @@ def _run_train(args: argparse.Namespace) -> int:
         cfg.jackknife = args.jackknife
     if args.gold_tags:
         cfg.jackknife = 0
+    if args.word_classes:
+        cfg.word_classes = args.word_classes
     command = "deptree " + " ".join(sys.argv[1:])
     if args.relabel_from:
         from models.graph.train import relabel
 
         relabel(args.relabel_from, args.data, args.out, cfg, command=command)
         return 0
-    train(args.data, args.out, args.dev, cfg, command=command)
+    try:
+        train(args.data, args.out, args.dev, cfg, command=command)
+    except ModuleNotFoundError as exc:  # spacy-lookups-data not installed
+        raise DeptreeError(str(exc)) from exc
     return 0
 
 

@@ -18,7 +18,6 @@ import numpy as np
 from .conllu import Sentence
 from .errors import ModelError
 from .graph.decoders import BUDGET_FIELDS, DECODER_DEFAULTS, DECODERS, BudgetError
-from .graph.encode import encode
 from .graph.model import GraphModel
 from .registry import resolve
 
@@ -138,6 +137,8 @@ class Pipeline:
                     feats = FeatsGuesser.load(str(fe / "feats"))
             except (OSError, ValueError, KeyError) as exc:
                 raise ModelError(f"cannot load the front-end of {d}: {exc}") from exc
+            if graph.word_classes is not None and graph.word_classes == tagger.word_classes:
+                graph.word_classes = tagger.word_classes  # one copy in memory
         transition = None
         tdir = d / meta.get("transition", "transition")
         if meta_path.exists() and "transition" in meta and tdir.is_dir():
@@ -194,7 +195,7 @@ class Pipeline:
 
         def score(cls, allowed=None):
             up, xp, lem = tags(cls)
-            return self.graph.first_order_best(encode(forms, lem, up, xp), allowed)
+            return self.graph.first_order_best(self.graph.encode(forms, lem, up, xp), allowed)
 
         cur = best.copy()
         cur_score, allowed = score(cur)        # the variants are scored on the same arcs

@@ -83,7 +83,7 @@ def main() -> None:
     args = ap.parse_args()
     pipe = Pipeline.load("en_ewt")
     model = pipe.graph
-    data = encoded(load_dev(DEV, args.offset + args.limit)[args.offset:])
+    data = encoded(load_dev(DEV, args.offset + args.limit)[args.offset:], model)
     scorers = [model.scorer(enc) for _, enc in data]
     ntok = sum(len(s.words) for s, _ in data)
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine()}; "

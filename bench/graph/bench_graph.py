@@ -27,7 +27,6 @@ import numpy as np
 
 from models.conllu import read_conllu
 from models.graph.decoders import GREEDY_DEFAULTS
-from models.graph.encode import encode
 from models.pipeline import Pipeline
 
 HERE = Path(__file__).resolve().parent
@@ -52,12 +51,13 @@ def load_dev(path: Path, limit: int | None):
     return sents
 
 
-def encoded(sents):
+def encoded(sents, model):
+    """(sentence, the model's encoding of its gold tokens, tags and lemmas)."""
     out = []
     for s in sents:
         w = s.words
-        out.append((s, encode([x.form for x in w], [x.lemma for x in w], [x.upos for x in w],
-                              [x.xpos for x in w])))
+        out.append((s, model.encode([x.form for x in w], [x.lemma for x in w],
+                                    [x.upos for x in w], [x.xpos for x in w])))
     return out
 
 
@@ -95,7 +95,7 @@ def cmd_accuracy(args) -> dict:
     for tag, path, decoders in (("first-order", args.o1, ("mst", "greedy")),
                                 ("third-order", args.model, ("greedy", "mst"))):
         model = Pipeline.load(path).graph
-        data = encoded(load_dev(args.dev, args.limit))
+        data = encoded(load_dev(args.dev, args.limit), model)
         warm(model, data)
         for dec in decoders:
             uas, las, uas_np, tps, spt, _ = run(model, data, dec, {})
@@ -109,7 +109,7 @@ def cmd_accuracy(args) -> dict:
 def cmd_search(args) -> dict:
     out = {}
     m1 = Pipeline.load(args.o1).graph
-    data = encoded(load_dev(args.dev, None))
+    data = encoded(load_dev(args.dev, None), m1)
     warm(m1, data)
     hit = 0
     for _, enc in data:
@@ -123,7 +123,7 @@ def cmd_search(args) -> dict:
     print(f"first-order: greedy (default budget) reaches the MST score on {hit}/{len(data)} "
           f"sentences = {100.0 * hit / len(data):.2f}%", flush=True)
     m3 = Pipeline.load(args.model).graph
-    data = encoded(load_dev(args.dev, args.limit))
+    data = encoded(load_dev(args.dev, args.limit), m3)
     hit = 0
     for _, enc in data:
         sc = m3.scorer(enc)
@@ -145,7 +145,7 @@ def cmd_pruning(args) -> dict:
 
     model = Pipeline.load(args.model).graph
     kept = total = cands = 0
-    for sent, enc in encoded(load_dev(args.dev, args.limit)):
+    for sent, enc in encoded(load_dev(args.dev, args.limit), model):
         allowed = model.allowed_arcs(enc)
         k, t = pruning_recall(allowed, sent.heads())
         kept += k
@@ -223,7 +223,7 @@ def cmd_retag(args) -> dict:
 
 def cmd_speed(args) -> dict:
     model = Pipeline.load(args.model).graph
-    data = encoded(load_dev(args.dev, args.limit))
+    data = encoded(load_dev(args.dev, args.limit), model)
     warm(model, data)
     rows = []
     uas, las, _, tps, spt, _ = run(model, data, "mst", {})

@@ -53,7 +53,7 @@ def tune_set(path: Path, limit: int, size: int):
 
 
 def scorers(model, sents):
-    return [(s, model.scorer(enc)) for s, enc in encoded(sents)]
+    return [(s, model.scorer(enc)) for s, enc in encoded(sents, model)]
 
 
 REPEAT = 1
@@ -198,7 +198,7 @@ def run(model, data, decoder, budget):
 
 
 def cmd_accuracy(args, model) -> dict:
-    data = encoded(load_dev(args.dev, args.limit))
+    data = encoded(load_dev(args.dev, args.limit), model)
     prepared = [(s, model.scorer(e)) for s, e in data]
     warm(prepared)
     out = []

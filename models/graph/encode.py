@@ -1,7 +1,10 @@
 """Turn a sentence's strings into the integer arrays the numba kernels read.
 
 Every token becomes a row of hashed attributes (lower-cased form, lemma, UPOS,
-XPOS, 3-letter suffix); position 0 is the artificial root. Strings are hashed with a stable
+XPOS, 3-letter suffix, word class); position 0 is the artificial root. The word
+class is the word's Brown cluster when the model has clusters and the word one
+(Koo et al. 2008), else its lemma: the arc templates read it where they would
+read the lemma, so a model without clusters gets the lemma features unchanged. Strings are hashed with a stable
 64-bit hash so no vocabulary has to be stored: an unseen word simply hashes to
 features that carry no weight.
 """
@@ -15,8 +18,8 @@ from typing import Sequence
 import numpy as np
 
 # attribute columns of `attrs`
-A_WORD, A_LEMMA, A_UPOS, A_XPOS, A_SUFFIX = 0, 1, 2, 3, 4
-N_ATTRS = 5
+A_WORD, A_LEMMA, A_UPOS, A_XPOS, A_SUFFIX, A_CLASS = 0, 1, 2, 3, 4, 5
+N_ATTRS = 6
 
 UPOS_TAGS = (
     "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART",
@@ -64,11 +67,13 @@ def encode(
     lemmas: Sequence[str] | None,
     upos: Sequence[str],
     xpos: Sequence[str],
+    clusters: Sequence[int] | None = None,
 ) -> EncodedSentence:
-    """Encode one sentence given per-word strings (lemmas may be None or "_")."""
+    """Encode one sentence given per-word strings (lemmas may be None or "_") and,
+    optionally, each word's Brown cluster path (0: none; the lemma stands in)."""
     n = len(forms)
     attrs = np.zeros((n + 1, N_ATTRS), dtype=np.uint64)
-    attrs[0] = (_ROOT_WORD, _ROOT_WORD, UPOS_ROOT, _ROOT_WORD, _ROOT_WORD)
+    attrs[0] = (_ROOT_WORD, _ROOT_WORD, UPOS_ROOT, _ROOT_WORD, _ROOT_WORD, _ROOT_WORD)
     tags = np.empty(n + 1, dtype=np.int64)
     tags[0] = UPOS_ROOT
     for i in range(n):
@@ -80,6 +85,8 @@ def encode(
         attrs[i + 1, A_UPOS] = tags[i + 1]
         attrs[i + 1, A_XPOS] = stable_hash("x:" + xpos[i])
         attrs[i + 1, A_SUFFIX] = stable_hash("s:" + low[-3:])
+        c = 0 if clusters is None else int(clusters[i])
+        attrs[i + 1, A_CLASS] = stable_hash(f"c:{c}") if c else attrs[i + 1, A_LEMMA]
     prefix = np.zeros((n + 2, N_UPOS), dtype=np.int32)
     for i in range(1, n + 1):
         prefix[i + 1] = prefix[i]

@@ -1,8 +1,8 @@
 """Hashed feature templates of the graph parser's parts (numba kernels).
 
 Templates follow MSTParser / TurboParser / RBGParser (McDonald et al. 2005,
-Martins et al. 2013, Lei et al. 2014): word, lemma, UPOS and XPOS of the
-words of a part, surrounding and in-between tags, direction and binned
+Martins et al. 2013, Lei et al. 2014): word, lemma (or Brown cluster, the
+`A_CLASS` column of `encode`), UPOS and XPOS of the words of a part, surrounding and in-between tags, direction and binned
 distance. Each feature is a 64-bit hash of (template id, values); callers mask
 it into a fixed-size weight array. They are written as code, not parsed from
 data, because the kernels must inline them; `FEATURE_SET` names the version
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .encode import A_LEMMA, A_SUFFIX, A_UPOS, A_WORD, A_XPOS, N_UPOS
+from .encode import A_CLASS, A_SUFFIX, A_UPOS, A_WORD, A_XPOS, N_UPOS
 
 FEATURE_SET = "graph-v2"
 MAX_FEATURES = 128  # upper bound of features written for any one part (arc: 2 * (36 + 19) + 1)
@@ -98,11 +98,11 @@ def arc_features(attrs, upos_prefix, h, m, out, k):
     hw = attrs[h, A_WORD]
     hp = attrs[h, A_UPOS]
     hx = attrs[h, A_XPOS]
-    hl = attrs[h, A_LEMMA]
+    hl = attrs[h, A_CLASS]
     mw = attrs[m, A_WORD]
     mp = attrs[m, A_UPOS]
     mx = attrs[m, A_XPOS]
-    ml = attrs[m, A_LEMMA]
+    ml = attrs[m, A_CLASS]
     z = np.uint64(0)
     base = k
     out[k] = fhash(1, hw, hp, z, z, z); k += 1
@@ -222,8 +222,8 @@ def grand_features(attrs, g, h, m, out, k):
     mp = attrs[m, A_UPOS]
     mw = attrs[m, A_WORD]
     mx = attrs[m, A_XPOS]
-    gl = attrs[g, A_LEMMA]
-    ml = attrs[m, A_LEMMA]
+    gl = attrs[g, A_CLASS]
+    ml = attrs[m, A_CLASS]
     z = np.uint64(0)
     out[k] = fhash(201, gp, hp, mp, z, z); k += 1
     out[k] = fhash(202, gp, hp, mp, dd, z); k += 1
@@ -238,7 +238,7 @@ def grand_features(attrs, g, h, m, out, k):
     out[k] = fhash(211, gl, ml, z, z, z); k += 1
     out[k] = fhash(212, gp, mp, dd, z, z); k += 1
     # lexical triples for attachment through function words (e.g. verb - "on" - noun)
-    hl = attrs[h, A_LEMMA]
+    hl = attrs[h, A_CLASS]
     out[k] = fhash(213, gl, hw, ml, z, z); k += 1
     out[k] = fhash(214, gp, hw, ml, z, z); k += 1
     out[k] = fhash(215, gl, hw, mp, z, z); k += 1
@@ -317,7 +317,7 @@ def valency_features(attrs, h, side, count, out, k):
     out[k] = fhash(701, attrs[h, A_UPOS], sd, c, z, z); k += 1
     out[k] = fhash(702, attrs[h, A_WORD], sd, c, z, z); k += 1
     out[k] = fhash(703, attrs[h, A_XPOS], sd, c, z, z); k += 1
-    out[k] = fhash(704, attrs[h, A_LEMMA], sd, c, z, z); k += 1
+    out[k] = fhash(704, attrs[h, A_CLASS], sd, c, z, z); k += 1
     return k
 
 

@@ -3,7 +3,8 @@
 A model directory holds `model.json` (format version, feature set, order,
 label set, pruning settings, training command and data hash) and
 `weights.npz` (sparse float16 weight vectors of the main model, the first-order
-pruner and the labeler). Nothing is pickled.
+pruner and the labeler) and, for a model trained with word clusters,
+`wordclasses.npz` (`models.text.wordclasses`). Nothing is pickled.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from .labeler import LABEL_FEATURE_SET, predict_labels
 from .prune import all_arcs, prune
 from .scoring import arc_scores
 from .weights_io import from_sparse, to_sparse
+from ..text.wordclasses import WordClasses
 
 FORMAT_VERSION = 2
 
@@ -49,6 +51,7 @@ class GraphModel:
     prune_temperature: float = 1.0      # pruner scores are divided by it before softmax
     meta: dict[str, Any] = field(default_factory=dict)
     save_rel: float = 0.5               # drop weights below save_rel * median |w| when saving
+    word_classes: WordClasses | None = None  # Brown clusters of the A_CLASS column
 
     @property
     def mask(self) -> int:
@@ -107,6 +110,12 @@ class GraphModel:
         return [self.labels[i] for i in ids[1:]]
 
     # ---- parsing -------------------------------------------------------------
+    def encode(self, forms: Sequence[str], lemmas: Sequence[str] | None,
+               upos: Sequence[str], xpos: Sequence[str]) -> EncodedSentence:
+        """`encode` with this model's word clusters, if it has them."""
+        clusters = None if self.word_classes is None else self.word_classes.clusters(forms)
+        return encode(forms, lemmas, upos, xpos, clusters)
+
     def decode(self, enc: EncodedSentence, decoder: str = "greedy",
                budget: dict | None = None) -> Decoded:
         if decoder not in DECODERS:
@@ -120,7 +129,7 @@ class GraphModel:
               budget: dict | None = None) -> ParsedSentence:
         """Heads and relations of one tagged sentence."""
         t0 = time.perf_counter()
-        enc = encode(forms, lemmas, upos, xpos)
+        enc = self.encode(forms, lemmas, upos, xpos)
         dec = self.decode(enc, decoder, budget)
         deprels = self.label(enc, dec.heads)
         stats = dict(dec.stats)
@@ -143,6 +152,8 @@ class GraphModel:
             arrays[f"{name}_val"] = vals
             arrays[f"{name}_size"] = np.array([w.shape[0]], dtype=np.int64)
         np.savez_compressed(d / "weights.npz", **arrays)
+        if self.word_classes is not None:
+            self.word_classes.save(str(d))
         digest = hashlib.sha256((d / "weights.npz").read_bytes()).hexdigest()[:12]
         meta = dict(self.meta)
         meta.update(extra_meta or {})
@@ -152,6 +163,7 @@ class GraphModel:
             "order": self.order, "labels": self.labels, "prune_threshold": self.prune_threshold,
             "prune_max_heads": self.prune_max_heads,
             "prune_temperature": self.prune_temperature, "has_pruner": self.pruner is not None,
+            "word_classes": self.word_classes is not None,
             "version": digest,
         })
         (d / "model.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
@@ -191,4 +203,15 @@ class GraphModel:
                    pruner=vec("pruner"),
                    prune_threshold=float(meta["prune_threshold"]),
                    prune_max_heads=int(meta["prune_max_heads"]),
-                   prune_temperature=float(meta.get("prune_temperature", 1.0)), meta=meta)
+                   prune_temperature=float(meta.get("prune_temperature", 1.0)), meta=meta,
+                   word_classes=cls._load_word_classes(d) if meta.get("word_classes") else None)
+
+    @staticmethod
+    def _load_word_classes(d: Path) -> WordClasses:
+        try:
+            return WordClasses.load(str(d))
+        except FileNotFoundError as exc:
+            raise ModelError(f"the graph model in {d} uses word clusters, but "
+                             f"{exc.filename} is missing") from exc
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelError(f"cannot read the word clusters of the model in {d}: {exc}") from exc

@@ -32,6 +32,7 @@ from .prune import all_arcs, fit_temperature, prune, pruning_recall
 from .rng import new_state
 from .scoring import arc_scores, new_memo, tree_features, tree_score
 from .search_space import build_search_space
+from ..text.wordclasses import WordClasses
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,8 @@ class TrainConfig:
     dev_restarts: int = 20
     dev_converge: int = 5
     jackknife: int = 10       # k-fold jackknifed training tags; 0 = gold tags
+    word_classes: str = ""    # Brown clusters for the arc templates: "" none,
+                              # "spacy-lookups-data", or a directory with wordclasses.npz
 
 
 @dataclass
@@ -63,8 +66,22 @@ class Example:
     labels: np.ndarray    # int64 (n+1) label ids
 
 
+def load_word_classes(source: str) -> WordClasses | None:
+    """The clusters `TrainConfig.word_classes` names (None for ""); spaCy's tables
+    need the training extra (ModuleNotFoundError names it otherwise)."""
+    if not source:
+        return None
+    if source == "spacy-lookups-data":
+        return WordClasses.from_spacy_lookups()
+    try:
+        return WordClasses.load(source)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelError(f"no word classes in {source}: {exc}") from exc
+
+
 def read_examples(path: str | Path, labels: dict[str, int] | None = None,
-                  grow_labels: bool = True, jackknife: int = 0, seed: int = 0
+                  grow_labels: bool = True, jackknife: int = 0, seed: int = 0,
+                  word_classes: WordClasses | None = None
                   ) -> tuple[list[Example], dict[str, int]]:
     """Encode the gold trees of a CoNLL-U file (invalid trees raise TreeError).
 
@@ -90,14 +107,16 @@ def read_examples(path: str | Path, labels: dict[str, int] | None = None,
                 w.upos, w.xpos = u, x
         logger.info("%d-fold jackknifed tags in %.0fs (UPOS %.2f%% correct)", jackknife,
                     time.time() - t0, 100.0 * right / max(1, total))
-    out = [example_of(sent, labels, grow_labels) for sent in sents]
+    out = [example_of(sent, labels, grow_labels, word_classes) for sent in sents]
     return out, labels
 
 
-def example_of(sent: Sentence, labels: dict[str, int], grow: bool) -> Example:
+def example_of(sent: Sentence, labels: dict[str, int], grow: bool,
+               word_classes: WordClasses | None = None) -> Example:
     w = sent.words
-    enc = encode([x.form for x in w], [x.lemma for x in w], [x.upos for x in w],
-                 [x.xpos for x in w])
+    forms = [x.form for x in w]
+    enc = encode(forms, [x.lemma for x in w], [x.upos for x in w], [x.xpos for x in w],
+                 None if word_classes is None else word_classes.clusters(forms))
     lab = np.zeros(len(w) + 1, dtype=np.int64)
     for i, x in enumerate(w, 1):
         if x.deprel not in labels and grow:
@@ -244,8 +263,11 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
     ckdir = out / "checkpoints"
     ckdir.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
-    examples, label_ids = read_examples(train_path, jackknife=cfg.jackknife, seed=cfg.seed)
-    dev = read_examples(dev_path, label_ids, grow_labels=False)[0] if dev_path else []
+    word_classes = load_word_classes(cfg.word_classes)
+    examples, label_ids = read_examples(train_path, jackknife=cfg.jackknife, seed=cfg.seed,
+                                        word_classes=word_classes)
+    dev = read_examples(dev_path, label_ids, grow_labels=False,
+                        word_classes=word_classes)[0] if dev_path else []
     labels = [lab for lab, _ in sorted(label_ids.items(), key=lambda kv: kv[1])]
     logger.info("%d training sentences, %d labels", len(examples), len(labels))
     empty_labels = np.zeros(1 << 4, dtype=np.float32)
@@ -296,7 +318,8 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
                                    _Checkpoint(ckdir, f"labeler-{LABEL_FEATURE_SET}"))
     model = GraphModel(cfg.order, weights, labels, label_weights, pruner=pruner,
                        prune_threshold=cfg.prune_threshold, prune_max_heads=cfg.prune_max_heads,
-                       prune_temperature=temperature if cfg.order > 1 else 1.0)
+                       prune_temperature=temperature if cfg.order > 1 else 1.0,
+                       word_classes=word_classes)
     model.save(out, {
         "train_config": asdict(cfg), "train_data": str(train_path),
         "train_data_sha256": _file_hash(train_path), "train_command": command,
@@ -317,7 +340,7 @@ def relabel(model_dir: str | Path, train_path: str | Path, out_dir: str | Path,
     model = GraphModel.load(model_dir, labeler=False)
     model.save_rel = 0.0  # the arcs were pruned when first saved: keep them bit for bit
     label_ids = {lab: i for i, lab in enumerate(model.labels)}
-    examples, grown = read_examples(train_path, label_ids)
+    examples, grown = read_examples(train_path, label_ids, word_classes=model.word_classes)
     if len(grown) != len(label_ids):
         raise ModelError(f"{train_path} has relations the model in {model_dir} does not "
                          f"know: {sorted(set(grown) - set(label_ids))}")

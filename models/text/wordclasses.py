@@ -21,7 +21,7 @@ import gzip
 import json
 import os
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -130,7 +130,17 @@ class WordClasses:
 
     def cluster(self, form: str) -> int:
         """Brown path of the form, else of its lowercase; 0 if neither is clustered."""
-        return self._classes(form)[0]
+        return int(self.clusters([form])[0])
+
+    def clusters(self, forms: Sequence[str]) -> np.ndarray:
+        """int64 Brown path of each form (else of its lowercase, else 0): one lookup
+        for a whole sentence, the same paths as `strings` uses."""
+        n = len(forms)
+        if not n or not len(self._keys):
+            return np.zeros(n, np.int64)
+        at = self._find(list(forms) + [f.lower() for f in forms])
+        paths = np.where(at >= 0, self._paths[np.maximum(at, 0)], 0).astype(np.int64)
+        return np.where(paths[:n] != 0, paths[:n], paths[n:])
 
     def is_lemma(self, low: str, pos: str) -> bool:
         """Whether WordNet lists the lowercased word as a lemma of pos ("noun", "verb",
