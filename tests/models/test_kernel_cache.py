@@ -1,0 +1,53 @@
+"""numba caches are dropped when any source of the package changes (not only the
+file that defines a kernel: kernels inline templates and constants from others)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from models.kernel_cache import STAMP, invalidate_stale_kernels
+
+
+def _tree(root: Path) -> list[Path]:
+    (root / "graph" / "__pycache__").mkdir(parents=True)
+    (root / "features.py").write_text("A = 1\n")
+    (root / "graph" / "scoring.py").write_text("from features import A\n")
+    caches = [root / "graph" / "__pycache__" / "scoring.arc_scores-10.py311.nbi",
+              root / "graph" / "__pycache__" / "scoring.arc_scores-10.py311.1.nbc"]
+    for c in caches:
+        c.write_bytes(b"kernel")
+    return caches
+
+
+def test_caches_of_unknown_sources_are_dropped_then_kept(tmp_path):
+    caches = _tree(tmp_path)
+    assert invalidate_stale_kernels(tmp_path) == 2          # no stamp yet: unknown origin
+    assert not any(c.exists() for c in caches)
+    assert (tmp_path / "__pycache__" / STAMP).exists()
+    for c in caches:
+        c.write_bytes(b"kernel")                            # numba compiles afresh
+    assert invalidate_stale_kernels(tmp_path) == 0          # same sources: kept
+    assert all(c.exists() for c in caches)
+
+
+def test_an_edit_in_another_file_drops_the_kernels(tmp_path):
+    caches = _tree(tmp_path)
+    invalidate_stale_kernels(tmp_path)
+    for c in caches:
+        c.write_bytes(b"kernel")
+    (tmp_path / "features.py").write_text("A = 2\n")       # not the kernel's own file
+    assert invalidate_stale_kernels(tmp_path) == 2
+    assert not any(c.exists() for c in caches)
+
+
+def test_an_unwritable_tree_is_left_alone(tmp_path, monkeypatch):
+    """A read-only install: the stamp cannot be opened, nothing is removed, no error."""
+    import models.kernel_cache as kc
+
+    caches = _tree(tmp_path)
+
+    def read_only(*args, **kwargs):
+        raise PermissionError(13, "Read-only file system")
+
+    monkeypatch.setattr(kc, "open", read_only, raising=False)
+    assert invalidate_stale_kernels(tmp_path) == 0
+    assert all(c.exists() for c in caches)
