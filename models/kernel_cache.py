@@ -3,8 +3,8 @@
 numba keys a cached kernel by the file that defines it, but the kernels inline
 functions and freeze constants from other files (`graph/features.py` templates,
 `graph/encode.py` column numbers): after an edit or an upgrade in place, a kernel
-whose own file did not change would run its old code. So `models` stamps its
-sources with one digest; when the digest differs from the one the caches were
+whose own file did not change would run its old code. So `models` stamps the
+sources kernels can depend on with one digest; when the digest differs from the one the caches were
 built with, the package's `*.nbi` / `*.nbc` files are removed and numba compiles
 afresh. Caches under NUMBA_CACHE_DIR (the Docker image builds its own) are left alone.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import logging
+import re
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -20,10 +21,23 @@ logger = logging.getLogger(__name__)
 STAMP = "numba-sources.stamp"
 
 
+# modules without kernels whose constants kernels freeze when they compile
+CONSTANT_SOURCES = ("graph/encode.py",)
+_IMPORTS_NUMBA = re.compile(rb"^\s*(from numba\b|import numba\b)", re.M)
+
+
+def kernel_sources(root: Path) -> list[Path]:
+    """The .py files under root that import numba, and CONSTANT_SOURCES: what a
+    cached kernel can depend on. (Editing other files recompiles nothing.)"""
+    out = [p for p in root.rglob("*.py") if _IMPORTS_NUMBA.search(p.read_bytes())]
+    out += [root / c for c in CONSTANT_SOURCES if (root / c).exists()]
+    return sorted(set(out))
+
+
 def source_digest(root: Path) -> str:
-    """Digest of every .py file under root (paths and contents)."""
+    """Digest of the kernel sources under root (paths and contents)."""
     h = hashlib.blake2b(digest_size=16)
-    for path in sorted(root.rglob("*.py")):
+    for path in kernel_sources(root):
         h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 

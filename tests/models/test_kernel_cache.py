@@ -9,8 +9,10 @@ from models.kernel_cache import STAMP, invalidate_stale_kernels
 
 def _tree(root: Path) -> list[Path]:
     (root / "graph" / "__pycache__").mkdir(parents=True)
-    (root / "features.py").write_text("A = 1\n")
-    (root / "graph" / "scoring.py").write_text("from features import A\n")
+    (root / "features.py").write_text("from numba import njit\nA = 1\n")
+    (root / "graph" / "scoring.py").write_text("import numba\nfrom features import A\n")
+    (root / "graph" / "encode.py").write_text("A_WORD = 0\n")   # constants, no kernel
+    (root / "cli.py").write_text("print('no kernels here')\n")
     caches = [root / "graph" / "__pycache__" / "scoring.arc_scores-10.py311.nbi",
               root / "graph" / "__pycache__" / "scoring.arc_scores-10.py311.1.nbc"]
     for c in caches:
@@ -34,9 +36,23 @@ def test_an_edit_in_another_file_drops_the_kernels(tmp_path):
     invalidate_stale_kernels(tmp_path)
     for c in caches:
         c.write_bytes(b"kernel")
-    (tmp_path / "features.py").write_text("A = 2\n")       # not the kernel's own file
+    (tmp_path / "features.py").write_text("from numba import njit\nA = 2\n")  # not the kernel's file
     assert invalidate_stale_kernels(tmp_path) == 2
     assert not any(c.exists() for c in caches)
+    for c in caches:
+        c.write_bytes(b"kernel")
+    (tmp_path / "graph" / "encode.py").write_text("A_WORD = 1\n")   # frozen constants
+    assert invalidate_stale_kernels(tmp_path) == 2
+
+
+def test_an_edit_outside_the_kernel_sources_keeps_them(tmp_path):
+    caches = _tree(tmp_path)
+    invalidate_stale_kernels(tmp_path)
+    for c in caches:
+        c.write_bytes(b"kernel")
+    (tmp_path / "cli.py").write_text("print('still no kernels')\n")
+    assert invalidate_stale_kernels(tmp_path) == 0
+    assert all(c.exists() for c in caches)
 
 
 def test_an_unwritable_tree_is_left_alone(tmp_path, monkeypatch):
