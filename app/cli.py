@@ -47,6 +47,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gold-tags", action="store_true",
                    help="train on the gold tags (default: 10-fold jackknifed tagger output)")
     p.add_argument("--jackknife", type=int, default=None, help="folds of tag jackknifing")
+    p.add_argument("--mixed-tags", action="store_true",
+                   help="train on every sentence twice, with its gold and its jackknifed tags")
     p.add_argument("--word-classes", metavar="SRC", default=None,
                    help="Brown clusters for the arc features: 'spacy-lookups-data' (pip "
                         "install -e '.[train]') or a directory with wordclasses.npz, e.g. "
@@ -70,6 +72,10 @@ def _run_train(args: argparse.Namespace) -> int:
         cfg.jackknife = args.jackknife
     if args.gold_tags:
         cfg.jackknife = 0
+    if args.mixed_tags:
+        if args.gold_tags:
+            raise DeptreeError("--mixed-tags adds jackknifed copies: not with --gold-tags")
+        cfg.mixed_tags = True
     if args.word_classes:
         cfg.word_classes = args.word_classes
     command = "deptree " + " ".join(sys.argv[1:])

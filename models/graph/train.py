@@ -55,6 +55,7 @@ class TrainConfig:
     dev_restarts: int = 20
     dev_converge: int = 5
     jackknife: int = 10       # k-fold jackknifed training tags; 0 = gold tags
+    mixed_tags: bool = False  # with jackknife: every sentence twice, gold and jackknifed tags
     word_classes: str = ""    # Brown clusters for the arc templates: "" none,
                               # "spacy-lookups-data", or a directory with wordclasses.npz
 
@@ -81,18 +82,23 @@ def load_word_classes(source: str) -> WordClasses | None:
 
 def read_examples(path: str | Path, labels: dict[str, int] | None = None,
                   grow_labels: bool = True, jackknife: int = 0, seed: int = 0,
-                  word_classes: WordClasses | None = None
+                  word_classes: WordClasses | None = None, mixed: bool = False
                   ) -> tuple[list[Example], dict[str, int]]:
     """Encode the gold trees of a CoNLL-U file (invalid trees raise TreeError).
 
     jackknife = k > 1 replaces UPOS/XPOS by k-fold jackknifed tagger predictions
     (each fold tagged by a tagger trained on the other folds), so the parser
     trains on tags with the errors it will see at test time (lemmas stay gold).
+    mixed (with jackknife): every sentence twice, first all with their gold tags,
+    then all with jackknifed ones, so the model learns both tag profiles.
     """
     labels = dict(labels or {"root": 0})
     sents = list(read_conllu(path))
     for sent in sents:
         validate_tree(sent)
+    gold: list[Example] = []
+    if jackknife > 1 and mixed:
+        gold = [example_of(sent, labels, grow_labels, word_classes) for sent in sents]
     if jackknife > 1:
         from ..text.jackknife import jackknife_tags
 
@@ -108,7 +114,7 @@ def read_examples(path: str | Path, labels: dict[str, int] | None = None,
         logger.info("%d-fold jackknifed tags in %.0fs (UPOS %.2f%% correct)", jackknife,
                     time.time() - t0, 100.0 * right / max(1, total))
     out = [example_of(sent, labels, grow_labels, word_classes) for sent in sents]
-    return out, labels
+    return gold + out, labels
 
 
 def example_of(sent: Sentence, labels: dict[str, int], grow: bool,
@@ -265,7 +271,7 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
     t_start = time.time()
     word_classes = load_word_classes(cfg.word_classes)
     examples, label_ids = read_examples(train_path, jackknife=cfg.jackknife, seed=cfg.seed,
-                                        word_classes=word_classes)
+                                        word_classes=word_classes, mixed=cfg.mixed_tags)
     dev = read_examples(dev_path, label_ids, grow_labels=False,
                         word_classes=word_classes)[0] if dev_path else []
     labels = [lab for lab, _ in sorted(label_ids.items(), key=lambda kv: kv[1])]
