@@ -2,11 +2,11 @@
 
 Every token becomes a row of hashed attributes (lower-cased form, lemma, UPOS,
 XPOS, 3-letter suffix, word class); position 0 is the artificial root. The word
-class is the word's Brown cluster when the model has clusters and the word one
-(Koo et al. 2008), else its lemma: the arc templates read it where they would
-read the lemma, so a model without clusters gets the lemma features unchanged. Strings are hashed with a stable
-64-bit hash so no vocabulary has to be stored: an unseen word simply hashes to
-features that carry no weight.
+class is the word's Brown cluster when the model has clusters and the word has
+one (Koo et al. 2008), else its lemma: the arc templates read it where they would
+read the lemma, so a model without clusters gets the lemma features unchanged.
+Strings are hashed with a stable 64-bit hash so no vocabulary has to be stored:
+an unseen word simply hashes to features that carry no weight.
 """
 from __future__ import annotations
 
