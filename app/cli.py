@@ -73,8 +73,9 @@ def _run_train(args: argparse.Namespace) -> int:
     if args.gold_tags:
         cfg.jackknife = 0
     if args.mixed_tags:
-        if args.gold_tags:
-            raise DeptreeError("--mixed-tags adds jackknifed copies: not with --gold-tags")
+        if cfg.jackknife < 2:
+            raise DeptreeError("--mixed-tags adds jackknifed copies: not with --gold-tags "
+                               "or fewer than 2 --jackknife folds")
         cfg.mixed_tags = True
     if args.word_classes:
         cfg.word_classes = args.word_classes
