@@ -19,6 +19,7 @@ from .conllu import Sentence
 from .errors import ModelError
 from .graph.decoders import BUDGET_FIELDS, DECODER_DEFAULTS, DECODERS, BudgetError
 from .graph.model import GraphModel
+from .text.agreement import agree_with_subjects
 from .registry import resolve
 
 SELECTIONAL = "selectional"  # the transition model's decoder (Choi & McCallum 2013)
@@ -253,7 +254,10 @@ class Pipeline:
                 budget = {**budget, "ensemble_heads": [int(h) for h in other]}
             res = self.graph.parse(forms, upos, xpos, lemmas, decoder, budget)
             heads, deprels, score, dstats = res.heads, res.deprels, res.score, res.stats
-        feats = self.feats.predict(forms, upos, xpos) if self.feats else ["_"] * len(forms)
+        feats = ["_"] * len(forms)
+        if self.feats:
+            feats = agree_with_subjects(self.feats.predict(forms, upos, xpos), heads, deprels,
+                                        forms, lemmas, xpos)
         toks = []
         for i, f in enumerate(forms):
             start, end = offsets[i] if offsets else (None, None)
