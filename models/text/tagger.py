@@ -254,16 +254,35 @@ class Tagger:
         return K.decode_scores(tf, rows, self.row_of, self.Wc, self.sp_start, self.sp_cls,
                                self.sp_val, self.mask)
 
+    def scores(self, forms: Sequence[str]) -> np.ndarray:
+        """float32 [n, n_classes]: the greedy pass's scores, both passes' summed when
+        the tagger is bidirectional."""
+        scores = self._scores(forms)
+        if self.backward is not None:
+            scores = scores + self.backward._scores(forms[::-1])[::-1]
+        return scores
+
+    def type_strings(self, forms: Sequence[str]) -> list[list[str]]:
+        """The per-word strings the features hash (`TYPE_FEATURES`, then the word
+        classes'), which the neural tagger embeds."""
+        return [self._cache._strings(f) for f in forms]
+
     def tag_classes(self, forms: Sequence[str]) -> np.ndarray:
         if not forms:
             return np.empty(0, np.int64)
         if self.backward is not None:
-            both = self._scores(forms) + self.backward._scores(forms[::-1])[::-1]
-            return np.argmax(both, axis=1)
+            return np.argmax(self.scores(forms), axis=1)
         tf = self._type_features(forms)
         rows = K.static_rows(tf, self._static, self._pairs, self.mask)
         return K.decode(tf, rows, self.row_of, self.Wc, self.sp_start, self.sp_cls,
                         self.sp_val, self.mask)
+
+    @staticmethod
+    def best_two(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(best class, second-best class, score margin between them) per row."""
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :2]
+        rows = np.arange(len(scores))
+        return order[:, 0], order[:, 1], scores[rows, order[:, 0]] - scores[rows, order[:, 1]]
 
     def alternatives(self, forms: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(best class, second-best class, score margin between them) of each form: the
@@ -271,12 +290,7 @@ class Tagger:
         if not forms:
             e = np.empty(0, np.int64)
             return e, e, np.empty(0, np.float32)
-        scores = self._scores(forms)
-        if self.backward is not None:
-            scores = scores + self.backward._scores(forms[::-1])[::-1]
-        order = np.argsort(-scores, axis=1, kind="stable")[:, :2]
-        rows = np.arange(len(forms))
-        return order[:, 0], order[:, 1], scores[rows, order[:, 0]] - scores[rows, order[:, 1]]
+        return self.best_two(self.scores(forms))
 
     def tag(self, forms: Sequence[str]) -> tuple[list[str], list[str]]:
         """UPOS and XPOS of each form (gold tokens)."""
