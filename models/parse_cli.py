@@ -46,14 +46,15 @@ def _tree_to_sentence(tree: ParsedTree, text: str | None, sent_id: int) -> Sente
 
 
 def parse_stream(source: IO[str], target: IO[str], *, model: str, decoder: str, budget: dict,
-                 input_format: str = "conllu", gold_tags: bool = False) -> dict:
+                 input_format: str = "conllu", gold_tags: bool = False,
+                 tagger: str = "fast") -> dict:
     """Parse everything in `source`, write CoNLL-U to `target`; return totals."""
     pipe = Pipeline.load(model)
     t0 = time.perf_counter()
     n_sent = n_tok = 0
     if input_format == "conllu":
         for sent in read_conllu(source, path_name=getattr(source, "name", "<stdin>")):
-            tree = pipe.parse_conllu(sent, decoder, budget, gold_tags=gold_tags)
+            tree = pipe.parse_conllu(sent, decoder, budget, gold_tags=gold_tags, tagger=tagger)
             _add_confidence(sent, tree)
             target.write(format_sentence(sent))
             n_sent += 1
@@ -67,13 +68,13 @@ def parse_stream(source: IO[str], target: IO[str], *, model: str, decoder: str, 
                 if not forms:
                     continue
                 sid += 1
-                tree = pipe.parse_words(forms, decoder, budget)
+                tree = pipe.parse_words(forms, decoder, budget, tagger=tagger)
                 target.write(format_sentence(_tree_to_sentence(tree, " ".join(forms), sid)))
                 n_tok += len(forms)
         else:
             for para in [p for p in text.split("\n\n") if p.strip()]:
                 base = text.index(para)
-                for tree in pipe.parse_text(para, decoder, budget):
+                for tree in pipe.parse_text(para, decoder, budget, tagger=tagger):
                     sid += 1
                     a, b = tree.tokens[0].start, tree.tokens[-1].end
                     for t in tree.tokens:

@@ -56,9 +56,13 @@ def _digest(files: list[Path]) -> str:
     return h.hexdigest()[:8]
 
 
+FAST, ACCURATE = "fast", "accurate"
+
+
 class Pipeline:
     def __init__(self, directory: Path, meta: dict, graph: GraphModel, tokenizer=None,
-                 tagger=None, lemmatizer=None, feats=None, transition=None):
+                 tagger=None, lemmatizer=None, feats=None, transition=None,
+                 accurate_tagger=None):
         self.directory = directory
         self.meta = meta
         self.graph = graph
@@ -67,8 +71,17 @@ class Pipeline:
         self.lemmatizer = lemmatizer
         self.feats = feats
         self.transition = transition
+        self.accurate_tagger = accurate_tagger    # linear + neural (`text/neural_tagger.py`)
 
     # ---- identity ------------------------------------------------------------
+    @property
+    def taggers(self) -> list[str]:
+        """The taggers a request may choose: `fast` (the linear tagger, the default)
+        and, where the model has one, `accurate` (+ a BiLSTM, several times slower)."""
+        if self.tagger is None:
+            return []
+        return [FAST] + ([ACCURATE] if self.accurate_tagger is not None else [])
+
     @property
     def name(self) -> str:
         return str(self.meta.get("name", self.directory.name))
@@ -122,7 +135,7 @@ class Pipeline:
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"name": d.name}
         graph_dir = d / meta.get("graph", "graph") if meta_path.exists() else d
         graph = GraphModel.load(graph_dir)
-        tokenizer = tagger = lemmatizer = feats = None
+        tokenizer = tagger = lemmatizer = feats = accurate = None
         fe = d / meta.get("frontend", "frontend")
         if fe.is_dir():
             from .text.feats import FeatsGuesser
@@ -136,6 +149,11 @@ class Pipeline:
                 lemmatizer = Lemmatizer.load(str(fe / "lemmatizer"), tagger.word_classes)
                 if (fe / "feats").is_dir():
                     feats = FeatsGuesser.load(str(fe / "feats"))
+                if (fe / "neural").is_dir():
+                    from .text.neural_tagger import EnsembleTagger, NeuralTagger
+
+                    neural = NeuralTagger.load(str(fe / "neural"))
+                    accurate = EnsembleTagger(tagger, neural, neural.meta.get("weight", 6.0))
             except (OSError, ValueError, KeyError) as exc:
                 raise ModelError(f"cannot load the front-end of {d}: {exc}") from exc
             if graph.word_classes is not None and graph.word_classes == tagger.word_classes:
@@ -149,7 +167,7 @@ class Pipeline:
         logger.info("loaded model %s from %s (order %d%s%s)", meta.get("name", d.name), d,
                     graph.order, ", with front-end" if tagger else "",
                     ", with transition parser" if transition else "")
-        pipe = cls(d, meta, graph, tokenizer, tagger, lemmatizer, feats, transition)
+        pipe = cls(d, meta, graph, tokenizer, tagger, lemmatizer, feats, transition, accurate)
         if "tag_flips" in meta:
             pipe.tag_flips = {**cls.tag_flips, **meta["tag_flips"]}
         if tagger is not None:       # a retrained front-end changes answers, so the version
@@ -160,11 +178,20 @@ class Pipeline:
         return pipe
 
     # ---- front-end -----------------------------------------------------------
-    def tag(self, forms: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
-        """(upos, xpos, lemmas) from the model's own tagger and lemmatizer."""
+    def _tagger(self, tagger: str):
         if self.tagger is None:
             raise ModelError(f"model {self.name} has no tagger: send tagged CoNLL-U input")
-        upos, xpos = self.tagger.tag(list(forms))
+        if tagger == FAST:
+            return self.tagger
+        if tagger == ACCURATE and self.accurate_tagger is not None:
+            return self.accurate_tagger
+        raise BudgetError(f"unknown tagger {tagger!r}; model {self.name} has: "
+                          f"{', '.join(self.taggers)}")
+
+    def tag(self, forms: Sequence[str], tagger: str = FAST
+            ) -> tuple[list[str], list[str], list[str]]:
+        """(upos, xpos, lemmas) from the model's own tagger (`taggers`) and lemmatizer."""
+        upos, xpos = self._tagger(tagger).tag(list(forms))
         return list(upos), list(xpos), self._lemmas(forms, upos, xpos)
 
     def _lemmas(self, forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str]
@@ -173,7 +200,8 @@ class Pipeline:
             return [f.lower() for f in forms]
         return list(self.lemmatizer.lemmatize(forms, upos, xpos))
 
-    def choose_tags(self, forms: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+    def choose_tags(self, forms: Sequence[str], tagger: str = FAST
+                    ) -> tuple[list[str], list[str], list[str]]:
         """(upos, xpos, lemmas) like `tag`, except that where the tagger hesitates the
         parser decides: for the `flips` words of smallest margin below `margin`, in
         that order, the second-best tag is kept when the first-order MST tree it gives
@@ -182,14 +210,15 @@ class Pipeline:
         joint tagging-parsing step, cf. Bohnet & Nivre 2012; bench/RESULTS.md)."""
         flips, tau, lam = (self.tag_flips.get(k) for k in ("flips", "margin", "weight"))
         if self.tagger is None or not flips or self.graph.pruner is None:
-            return self.tag(forms)
+            return self.tag(forms, tagger)
+        chosen = self._tagger(tagger)
 
         def tags(cls) -> tuple[list[str], list[str], list[str]]:
-            up = [self.tagger.classes[c][0] for c in cls]
-            xp = [self.tagger.classes[c][1] for c in cls]
+            up = [chosen.classes[c][0] for c in cls]
+            xp = [chosen.classes[c][1] for c in cls]
             return up, xp, self._lemmas(forms, up, xp)
 
-        best, second, margin = self.tagger.alternatives(list(forms))
+        best, second, margin = chosen.alternatives(list(forms))
         order = [int(i) for i in np.argsort(margin, kind="stable")[:flips] if margin[i] < tau]
         if not order:                # the tagger's own tags (best is its argmax), not re-run
             return tags(best)
@@ -222,16 +251,18 @@ class Pipeline:
     def parse_words(self, forms: Sequence[str], decoder: str = "greedy",
                     budget: dict | None = None, *, upos: Sequence[str] | None = None,
                     xpos: Sequence[str] | None = None, lemmas: Sequence[str] | None = None,
-                    offsets: Sequence[tuple[int, int]] | None = None) -> ParsedTree:
-        """Parse one sentence of words; tags come from the tagger unless given."""
+                    offsets: Sequence[tuple[int, int]] | None = None,
+                    tagger: str = FAST) -> ParsedTree:
+        """Parse one sentence of words; tags come from the tagger (`taggers`) unless
+        given."""
         if not forms:
             raise BudgetError("a sentence needs at least one word")
         t0 = time.perf_counter()
         if upos is None or xpos is None:
             if decoder in self.tag_flips.get("decoders", ()):
-                upos, xpos, tagged_lemmas = self.choose_tags(forms)
+                upos, xpos, tagged_lemmas = self.choose_tags(forms, tagger)
             else:
-                upos, xpos, tagged_lemmas = self.tag(forms)
+                upos, xpos, tagged_lemmas = self.tag(forms, tagger)
             lemmas = lemmas or tagged_lemmas
         if decoder == SELECTIONAL:
             if self.transition is None:
@@ -269,17 +300,17 @@ class Pipeline:
         return ParsedTree(toks, float(score), stats)
 
     def parse_text(self, text: str, decoder: str = "greedy", budget: dict | None = None,
-                   split: bool = True) -> list[ParsedTree]:
+                   split: bool = True, tagger: str = FAST) -> list[ParsedTree]:
         """Tokenize (and split, if asked) raw text, then tag and parse each sentence."""
         out = []
         for sent in self.tokenize(text, split):
             forms = [f for f, _, _ in sent]
             out.append(self.parse_words(forms, decoder, budget,
-                                        offsets=[(s, e) for _, s, e in sent]))
+                                        offsets=[(s, e) for _, s, e in sent], tagger=tagger))
         return out
 
     def parse_conllu(self, sent: Sentence, decoder: str = "greedy", budget: dict | None = None,
-                     gold_tags: bool = False) -> ParsedTree:
+                     gold_tags: bool = False, tagger: str = FAST) -> ParsedTree:
         """Parse a CoNLL-U sentence in place (HEAD and DEPREL filled); tags from the
         input when gold_tags or the model has no tagger, else from the tagger."""
         forms = [w.form for w in sent.words]
@@ -288,6 +319,6 @@ class Pipeline:
                                     xpos=[w.xpos for w in sent.words],
                                     lemmas=[w.lemma for w in sent.words])
         else:
-            tree = self.parse_words(forms, decoder, budget)
+            tree = self.parse_words(forms, decoder, budget, tagger=tagger)
         sent.set_tree([-1] + [t.head for t in tree.tokens], [""] + [t.deprel for t in tree.tokens])
         return tree
