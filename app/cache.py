@@ -1,8 +1,8 @@
 """Result cache: Redis when a URL is set, an in-process LRU otherwise, or none.
 
 Keys are sha256 over (model name and version, decoder, effective budget without
-`deadline_ms`, seed, input kind, tokens or text): a seeded decoder gives the same
-tree for the same key, and a deadline only matters when it hit, in which case
+`deadline_ms`, seed, tagger, input kind, tokens or text): a seeded decoder gives the
+same tree for the same key, and a deadline only matters when it hit, in which case
 the tree is not stored (see `app.service`). Values are the JSON of a list of trees.
 
 A Redis failure (timeout, refused connection) never fails a request: the cache
@@ -29,10 +29,13 @@ REDIS_DOWN = (RedisError, OSError, TimeoutError)
 
 
 def cache_key(model: str, version: str, decoder: str, budget: dict[str, Any], kind: str,
-              payload: Any) -> str:
+              payload: Any, *, tagger: str | None) -> str:
+    """`tagger` is always part of the key (None: the model has none), also for tagged
+    input that no tagger touches: simpler than deciding per kind, at the cost of a
+    second entry when the same tagged sentence comes with both taggers."""
     b = {k: v for k, v in budget.items() if k != "deadline_ms"}
     blob = json.dumps({"m": model, "v": version, "d": decoder, "b": b, "s": b.get("seed"),
-                       "k": kind, "x": payload}, sort_keys=True, ensure_ascii=False,
+                       "t": tagger, "k": kind, "x": payload}, sort_keys=True, ensure_ascii=False,
                       separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 

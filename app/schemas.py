@@ -16,6 +16,7 @@ PARSE_EXAMPLES = [
     {"sentences": ["The cat sat on the mat.", ["Pre", "tokenized", "words"]]},
     {"sentences": ["The cat sat on the mat."], "model": "en_ewt", "decoder": "greedy",
      "restarts": 50, "converge": 20, "seed": 0, "deadline_ms": 2000, "output": "json"},
+    {"sentences": ["The cat sat on the mat."], "decoder": "greedy", "tagger": "accurate"},
     {"text": "The cat sat on the mat. It was happy.", "decoder": "mst", "output": "conllu"},
 ]
 
@@ -35,6 +36,10 @@ class ParseRequest(BaseModel):
                              "model (instead of `sentences`)")
     model: str | None = Field(None, description="model name (default from settings)")
     decoder: str | None = Field(None, description="greedy, mst, ... (default from settings)")
+    tagger: str | None = Field(
+        None, description='POS tagger of raw strings, token lists and `text`: "fast" (linear) '
+        'or "accurate" (+ BiLSTM, slower; where the model has it, see `taggers` in GET '
+        '/models); default from settings')
     output: Literal["json", "conllu"] | None = Field(
         None, description='"conllu" returns CoNLL-U text (also with Accept: text/x-conllu)')
 
@@ -63,7 +68,7 @@ class ParsedSentence(BaseModel):
 
 class ParseResponse(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
-        "model": "en_ewt", "version": "1+3f2a9c0d1e2b", "decoder": "greedy",
+        "model": "en_ewt", "version": "1+3f2a9c0d1e2b", "decoder": "greedy", "tagger": "fast",
         "budget": {"restarts": 100, "converge": 20, "init": "first_order", "seed": 0},
         "sentences": [{"text": "The cat sat.", "score": 7.31, "cached": False,
                        "stats": {"restarts_used": 21, "best_restart": 1, "deadline_hit": False,
@@ -81,6 +86,8 @@ class ParseResponse(BaseModel):
     model: str
     version: str
     decoder: str
+    tagger: str | None = Field(None, description="the tagger that tagged the input; null when "
+                               "the model has none")
     budget: dict[str, Any] = Field(description="the effective budget: defaults + request")
     sentences: list[ParsedSentence]
 
@@ -118,7 +125,8 @@ class ProcessRequest(BaseModel):
     model: str | None = Field(None, description="model name or a prefix of one")
     tokenizer: str | None = Field(None, description='present: `data` is raw text; '
                                   '"presegmented": one sentence a line')
-    tagger: str | None = Field(None, description="present: re-tag CoNLL-U input")
+    tagger: str | None = Field(None, description='present: re-tag CoNLL-U input; "accurate":'
+                               ' with the accurate tagger (where the model has it)')
     parser: str | None = Field(None, description='deptree options, e.g. '
                                '"decoder=greedy;restarts=50"')
     input: Literal["conllu", "horizontal", "vertical"] | None = Field(

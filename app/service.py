@@ -2,12 +2,14 @@
 
 The gateway never parses. `ParseService.plan` checks the request against the
 limits and against what the workers reported about their models (decoders and
-their budget fields), and builds the effective budget (decoder defaults <
-settings < request) and one cache key per sentence. `run` answers what it can
-from the cache, sends the rest to workers in jobs of at most `chunk_sentences`
-sentences (so several workers share one large request), stores what came back
-(unless its deadline hit: such a tree is not the seeded result) and records the
-workers' measurements in the metrics. Both /parse and /process go through here.
+their budget fields, taggers), and builds the effective budget (decoder defaults <
+settings < request), chooses the tagger (request, else `default_tagger`) and one
+cache key per sentence (the tagger is in every key, so "fast" and "accurate"
+answers are never shared). `run` answers what it can from the cache, sends the
+rest to workers in jobs of at most `chunk_sentences` sentences (so several workers
+share one large request), stores what came back (unless its deadline hit: such a
+tree is not the seeded result) and records the workers' measurements in the
+metrics. Both /parse and /process go through here.
 """
 from __future__ import annotations
 
@@ -68,6 +70,7 @@ class Plan:
     budget: dict[str, Any]
     items: list[Item]
     deadline_at: float | None = None
+    tagger: str | None = None          # None: the model has no tagger
     results: list[tuple[list[dict], bool]] = field(default_factory=list)
 
 
@@ -108,6 +111,14 @@ def item_from_text(text: str, s: Settings) -> Item:
     return Item("document", {"text": text}, text)
 
 
+def model_taggers(info: dict[str, Any]) -> list[str]:
+    """The taggers a model offers (`Pipeline.taggers`); workers that predate the
+    `taggers` entry of the catalogue offer the fast tagger when they have one."""
+    if "taggers" in info:
+        return list(info["taggers"])
+    return ["fast"] if "tagger" in info.get("components", ()) else []
+
+
 def default_model(s: Settings, cat: dict[str, dict[str, Any]]) -> str:
     """`default_model`, else the first configured model (a name or a directory)."""
     want = s.default_model or (s.models[0] if s.models else "en_ewt")
@@ -136,10 +147,25 @@ class ParseService:
                                + ", ".join(sorted(cat)), value=sorted(cat))
         return name, cat[name]
 
+    def choose_tagger(self, name: str, info: dict[str, Any], tagger: str | None) -> str | None:
+        """The tagger a request gets: the one asked for, else `default_tagger`; None for
+        a model without a tagger when none was asked for (its input must be tagged)."""
+        taggers = model_taggers(info)
+        if tagger is None:
+            if not taggers:
+                return None
+            tagger = self.settings.default_tagger
+        if tagger not in taggers:
+            has = ", ".join(taggers) if taggers else "no tagger (send tagged CoNLL-U)"
+            raise ServiceError("unknown_tagger", f"unknown tagger {tagger!r}; model {name}"
+                               f" has: {has}", value=taggers)
+        return tagger
+
     def plan(self, model: str | None, decoder: str | None, requested: dict[str, Any],
-             items: list[Item]) -> Plan:
+             items: list[Item], tagger: str | None = None) -> Plan:
         s = self.settings
         name, info = self.model_info(model)
+        tagger = self.choose_tagger(name, info, tagger)
         decoder = decoder or s.default_decoder
         decs = info["decoders"]
         if decoder not in decs:
@@ -181,8 +207,9 @@ class ParseService:
             # (a tree it cuts says deadline_hit and is not cached).
             deadline_at = time.time() + s.deadline_cap_ms / 1000.0
         for it in items:
-            it.key = cache_key(name, info["version"], decoder, budget, it.kind, it.payload)
-        return Plan(name, info, decoder, budget, items, deadline_at)
+            it.key = cache_key(name, info["version"], decoder, budget, it.kind, it.payload,
+                               tagger=tagger)
+        return Plan(name, info, decoder, budget, items, deadline_at, tagger)
 
     # ---- execution ---------------------------------------------------------------
     async def run(self, plan: Plan, gone: Awaitable[None] | None = None) -> Plan:
@@ -244,7 +271,7 @@ class ParseService:
     async def _submit(self, plan: Plan, items: list[Item]) -> list[list[dict]]:
         s = self.settings
         job = {"id": uuid.uuid4().hex, "rid": REQUEST_ID.get(), "model": plan.model,
-               "decoder": plan.decoder,
+               "decoder": plan.decoder, "tagger": plan.tagger,
                "budget": plan.budget, "deadline_at": plan.deadline_at,
                "expires_at": time.time() + s.request_timeout_s,
                "limits": {"max_tokens_per_sentence": s.max_tokens_per_sentence,

@@ -87,6 +87,23 @@ def model_dirs(tmp_path_factory) -> list[str]:
     return [str(build_tiny_model(tmp_path_factory.mktemp("models")))]
 
 
+@pytest.fixture(scope="session")
+def ewt_dev_tokens():
+    """A function: the first n en_ewt dev sentences as token lists (skips the test
+    without the data)."""
+    from itertools import islice
+
+    from models.conllu import read_conllu
+
+    def first(n: int) -> list[list[str]]:
+        path = EWT / "dev.conllu"
+        if not path.exists():
+            pytest.skip(f"no EWT dev data at {path}")
+        return [[w.form for w in s.words] for s in islice(read_conllu(str(path)), n)]
+
+    return first
+
+
 # ---- redis-server ----------------------------------------------------------------------
 class RedisServer:
     def __init__(self, port: int | None = None) -> None:

@@ -3,8 +3,10 @@
 `Engine` holds the models a worker serves (loaded once, kernels warmed at start,
 Parsito's per-worker workspace idea); `run(job)` tokenizes what needs it,
 checks the per-sentence limits on what it tokenized, then decodes each sentence
-with the job's budget. A request deadline (`deadline_at`, unix time) is turned
-into the remaining `deadline_ms` of each sentence, so a batch is answered in time.
+with the job's budget, tagging untagged input with the job's `tagger` (fast when a
+job from an older gateway has none). A request deadline (`deadline_at`, unix time)
+is turned into the remaining `deadline_ms` of each sentence, so a batch is answered
+in time.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from models.pipeline import ParsedTree, Pipeline
+from models.pipeline import ACCURATE, FAST, ParsedTree, Pipeline
 from models.registry import resolve
 
 from .config import WorkerConfig
@@ -70,8 +72,11 @@ class Engine:
             self.sources.setdefault(pipe.name, name)
 
     def warm_up(self) -> None:
-        """Parse a short sentence with every decoder so numba kernels are compiled."""
+        """Parse a short sentence with every decoder so numba kernels are compiled (and
+        tag it once with the accurate tagger, where there is one)."""
         for pipe in self.pipes.values():
+            if ACCURATE in pipe.taggers:
+                pipe.tag(WARM_UP_WORDS, ACCURATE)
             for decoder in pipe.decoders():
                 if pipe.tokenizer is not None:
                     pipe.parse_text(" ".join(WARM_UP_WORDS), decoder, {}, split=False)
@@ -86,7 +91,8 @@ class Engine:
                 ["tagger", "lemmatizer"] if pipe.tagger else []) + ["parser"]
             out[key] = {"name": pipe.name, "source": self.sources.get(key, key),
                         "version": pipe.version, "language": pipe.language,
-                        "labels": pipe.labels, "decoders": pipe.decoders(), "components": comps}
+                        "labels": pipe.labels, "decoders": pipe.decoders(), "components": comps,
+                        "taggers": pipe.taggers}
         return out
 
     def info(self) -> dict[str, Any]:
@@ -137,6 +143,7 @@ class Engine:
                              f" max_sentences={max_sents}", limit="max_sentences",
                              value=max_sents, got=n)
         decoder = job["decoder"]
+        tagger = job.get("tagger") or FAST
         budget = dict(job.get("budget") or {})
         deadline_at = job.get("deadline_at")
         fields = pipe.decoders().get(decoder, {}).get("fields", ())
@@ -147,7 +154,8 @@ class Engine:
                 if deadline_at is not None and "deadline_ms" in fields:
                     budget["deadline_ms"] = max(1.0, (deadline_at - time.time()) * 1000.0)
                 if tags is None:
-                    tree = pipe.parse_words(forms, decoder, budget, offsets=offsets)
+                    tree = pipe.parse_words(forms, decoder, budget, offsets=offsets,
+                                            tagger=tagger)
                 else:
                     tree = pipe.parse_words(forms, decoder, budget, upos=tags[0], xpos=tags[1],
                                             lemmas=tags[2])

@@ -3,6 +3,8 @@
 A job (JSON-serialisable, so it travels over a pipe or a Redis stream):
 
     {"id": "hex", "model": "en_ewt", "decoder": "greedy", "budget": {...},
+     "tagger": "fast" | "accurate" | None,    # tags sentence, document and tokens items;
+                                              # absent or None (older gateways): "fast"
      "deadline_at": unix time or None, "expires_at": unix time or None,
      "limits": {"max_tokens_per_sentence": 250, "max_sentences": 256},
      "items": [{"kind": "sentence", "text": "..."},          # raw text, one sentence

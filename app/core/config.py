@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     model_dirs: Annotated[list[Path], NoDecode] = []
     default_model: str | None = None            # first of `models` when unset
     default_decoder: str = "greedy"
+    default_tagger: str = Field(
+        "fast", description='tagger of raw and tokenized input: "fast" (linear) or "accurate" '
+                            '(+ BiLSTM, where the model has it; GET /models lists `taggers`)')
     default_budget: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description='per-decoder budget defaults, e.g. {"greedy": {"restarts": 50}}')

@@ -1,10 +1,11 @@
 /* deptree tree viewer: plain JS + SVG, no build step, nothing fetched but this service.
  *
- * GET /models fills the model, decoder and budget controls (each decoder's budget
- * fields and defaults); POST /parse runs decoder A and, when chosen, decoder B on
- * the same sentences. Each tree is drawn as arcs over the words (one <g class="arc">
- * per token, the root arc included), the label at the arc's top and the UPOS under
- * each word. Per-arc confidence (stats.confidence) sets the arc's opacity; arcs whose
+ * GET /models fills the model, tagger, decoder and budget controls (the model's
+ * taggers, each decoder's budget fields and defaults); POST /parse runs decoder A
+ * and, when chosen, decoder B on the same sentences, both with the chosen tagger.
+ * Each tree is drawn as arcs over the words (one <g class="arc"> per token, the
+ * root arc included), the label at the arc's top and the UPOS under each word.
+ * Per-arc confidence (stats.confidence) sets the arc's opacity; arcs whose
  * head or label differ between A and B get class "diff" (orange, dashed, thicker).
  * Every style the exported SVG needs is an attribute, so the download looks the same.
  */
@@ -150,6 +151,9 @@ function onModelChange() {
   const dflt = state.catalogue.default_decoder;
   const a = decoders.includes(dflt) ? dflt : decoders[0];
   const b = decoders.find((d) => d === "mst" && d !== a) || decoders.find((d) => d !== a) || "";
+  const taggers = (model && model.taggers) || [];
+  fillSelect($("tagger"), taggers, state.catalogue.default_tagger);
+  $("tagger-field").hidden = !taggers.length;       // a model without tagger: tagged input only
   fillSelect($("decoder-a"), decoders, a);
   fillSelect($("decoder-b"), decoders, b, [["", "(none)"]]);
   buildBudget("a");
@@ -186,6 +190,7 @@ function sentencesInput() {
 function requestBody(side, output) {
   const body = { sentences: sentencesInput(), model: $("model").value,
     decoder: $(`decoder-${side}`).value, ...budgetValues(side) };
+  if ($("tagger").value) body.tagger = $("tagger").value;
   if (output) body.output = output;
   return body;
 }

@@ -7,7 +7,7 @@ from app.cache import LRUCache, RedisCache, cache_key
 
 BASE = {"model": "en_ewt", "version": "1+abc", "decoder": "greedy",
         "budget": {"restarts": 50, "converge": 20, "init": "first_order", "seed": 0},
-        "kind": "tokens", "payload": {"forms": ["A", "cat"]}}
+        "kind": "tokens", "payload": {"forms": ["A", "cat"]}, "tagger": "fast"}
 
 
 def key(**change):
@@ -24,6 +24,17 @@ def test_key_changes_with_decoder_budget_seed_model_version_and_input():
     assert key(model="de_gsd") != k
     assert key(payload={"forms": ["A", "dog"]}) != k
     assert key(kind="sentence", payload={"text": "A cat"}) != k
+
+
+def test_key_differs_between_fast_and_accurate_taggers():
+    """Fast and accurate answers never share an entry, tagged input included (it keeps
+    its tags, but the key does not try to know that)."""
+    for kind, payload in (("tokens", BASE["payload"]), ("sentence", {"text": "A cat"}),
+                          ("tagged", {"forms": ["A", "cat"], "upos": ["DET", "NOUN"],
+                                      "xpos": ["DT", "NN"], "lemmas": ["a", "cat"]})):
+        keys = {key(kind=kind, payload=payload, tagger=t) for t in ("fast", "accurate", None)}
+        assert len(keys) == 3, kind
+    assert key(tagger="accurate") == key(tagger="accurate")
 
 
 def test_key_ignores_deadline_and_field_order():

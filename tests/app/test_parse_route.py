@@ -191,3 +191,61 @@ def test_bgi_ensembles_with_greedy_mst_or_selectional(http):
     r = http.post("/parse", json={"sentences": [words], "decoder": "bgi",
                                   "ensemble_with": "bgi"})
     assert r.status_code == 422 and "ensemble_with" in r.json()["error"]["message"]
+
+
+# ---- the tagger ------------------------------------------------------------------------
+def taggers_of(http) -> list[str]:
+    return http.get("/models").json()["models"]["en_ewt"]["taggers"]
+
+
+def tags(body: dict) -> list[list[tuple[str, str]]]:
+    return [[(t["upos"], t["xpos"]) for t in s["tokens"]] for s in body["sentences"]]
+
+
+def test_models_lists_taggers_and_the_default_tagger_is_fast(http):
+    body = http.get("/models").json()
+    assert body["default_tagger"] == "fast"
+    assert body["models"]["en_ewt"]["taggers"] in (["fast"], ["fast", "accurate"])
+    sent = [unique(), ["Pre", "tokenized", uuid.uuid4().hex[:6]]]
+    default = http.post("/parse", json={"sentences": sent}).json()
+    assert default["tagger"] == "fast" and default["decoder"] == "greedy"
+    # asking for "fast" is asking for the default: the same cache entries, the same trees
+    fast = http.post("/parse", json={"sentences": sent, "tagger": "fast"}).json()
+    assert fast["tagger"] == "fast" and [s["cached"] for s in fast["sentences"]] == [True, True]
+    assert [s["tokens"] for s in fast["sentences"]] == [s["tokens"] for s in default["sentences"]]
+    r = http.post("/parse", json={"text": unique(), "tagger": "fast", "output": "conllu"})
+    assert r.status_code == 200 and read_conllu_string(r.text)[0].words[0].upos == "DET"
+
+
+def test_unknown_or_unavailable_tagger_is_422_listing_the_models_taggers(http):
+    taggers = taggers_of(http)
+    asked = ["quantum", "Fast", ""] + ([] if "accurate" in taggers else ["accurate"])
+    for name in asked:
+        r = http.post("/parse", json={"sentences": ["A cat."], "tagger": name})
+        assert r.status_code == 422, (name, r.text)
+        err = r.json()["error"]
+        assert err["code"] == "unknown_tagger" and repr(name) in err["message"], err
+        assert "en_ewt has: " + ", ".join(taggers) in err["message"] and err["value"] == taggers
+    r = http.post("/parse", json={"sentences": ["A cat."], "tagger": 1})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "wrong_type"
+
+
+def test_accurate_tagger_is_used_reported_and_cached_apart(http, ewt_dev_tokens):
+    if "accurate" not in taggers_of(http):
+        pytest.skip("en_ewt has no accurate tagger yet (models/pretrained/en_ewt/frontend/"
+                    "neural/ missing)")
+    sents = ewt_dev_tokens(64)
+    body = {"sentences": sents, "decoder": "mst"}
+    fast = http.post("/parse", json=body).json()
+    r = http.post("/parse", json={**body, "tagger": "accurate"})
+    assert r.status_code == 200, r.text
+    acc = r.json()
+    assert (acc["tagger"], acc["decoder"], acc["version"]) == ("accurate", "mst", fast["version"])
+    # fast answers (now cached) are not served for accurate: the accurate tagger ran, and
+    # on 64 dev sentences it tags some words differently
+    assert not any(s["cached"] for s in acc["sentences"])
+    assert tags(acc) != tags(fast)
+    assert all(is_tree(s) for s in acc["sentences"])
+    again = http.post("/parse", json={**body, "tagger": "accurate"}).json()
+    assert all(s["cached"] for s in again["sentences"]) and tags(again) == tags(acc)
+    assert tags(http.post("/parse", json=body).json()) == tags(fast)

@@ -73,3 +73,20 @@ def test_killed_worker_request_is_reclaimed_and_answered(cluster, slow):
         while r_cli.xlen("deptree:jobs") and time.monotonic() - t0 < 20:
             time.sleep(0.2)
         assert r_cli.xlen("deptree:jobs") == 0
+
+
+def test_tagger_travels_with_the_job_to_stream_workers(cluster, ewt_dev_tokens):
+    """The workers publish their models' taggers; a job's tagger reaches them over the
+    stream (the accurate tagger's answers differ from the fast one's)."""
+    srv, _, _ = cluster
+    sents = ewt_dev_tokens(32)
+    with srv.client() as c:
+        taggers = c.get("/models").json()["models"]["en_ewt"]["taggers"]
+        assert taggers[0] == "fast"
+        tags = {}
+        for tagger in taggers:
+            r = c.post("/parse", json={"sentences": sents, "decoder": "mst", "tagger": tagger})
+            assert r.status_code == 200 and r.json()["tagger"] == tagger, r.text
+            tags[tagger] = [[t["upos"] for t in s["tokens"]] for s in r.json()["sentences"]]
+    if "accurate" in tags:
+        assert tags["accurate"] != tags["fast"]

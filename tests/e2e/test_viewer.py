@@ -169,3 +169,25 @@ def test_long_sentence_scrolls_and_page_reflows(server, page):
         page.keyboard.press("ArrowRight")
     page.wait_for_function("document.querySelector('.scroller').scrollLeft > 0", timeout=5000)
     page.screenshot(path=str(ARTIFACTS / "viewer-narrow.png"), full_page=True)
+
+
+def test_tagger_select_offers_the_models_taggers_and_is_sent(server, page):
+    with server.client() as c:
+        models = c.get("/models").json()
+    taggers = models["models"]["en_ewt"]["taggers"]
+    assert page.is_visible("#tagger")
+    assert page.eval_on_selector_all("#tagger option", "os => os.map(o => o.value)") == taggers
+    assert page.input_value("#tagger") == models["default_tagger"] == "fast"
+    for tagger in taggers:
+        page.select_option("#tagger", tagger)
+        with page.expect_request(lambda r: r.url.endswith("/parse") and r.method == "POST") as rq:
+            run(page, "mst", "")
+        assert rq.value.post_data_json["tagger"] == tagger
+        # "Parsing…" until this answer is drawn
+        page.wait_for_function("document.querySelector('#status').textContent"
+                               ".startsWith('Parsed')")
+        pane = page.query_selector(".sentence .pane[data-decoder='mst']")
+        api = parse_api(server, "mst", tagger=tagger)
+        assert pane.eval_on_selector_all("svg.tree .word .pos",
+                                         "ts => ts.map(t => t.textContent)") \
+            == [t["upos"] for t in api["tokens"]], tagger

@@ -135,3 +135,56 @@ def test_text_certainly_over_the_limits_is_refused_before_tokenizing(engine, mon
         reply = engine.run(job([item], limits=limits))
         assert not reply["ok"] and reply["error"]["code"] == "too_many_tokens"
         assert reply["error"]["value"] == cap
+
+
+# ---- the tagger a job asks for -----------------------------------------------------------
+WORDS = ["I", "saw", "her", "duck", "near", "the", "bank", "."]
+
+
+def tags_of(reply: dict) -> list[list[tuple[str, str]]]:
+    assert reply["ok"], reply
+    return [[(t["upos"], t["xpos"]) for t in trees[0]["tokens"]] for trees in reply["results"]]
+
+
+def test_catalogue_lists_the_models_taggers(engine):
+    info = engine.catalogue()["en_ewt"]
+    assert info["taggers"] == engine.pipes["en_ewt"].taggers
+    assert info["taggers"][0] == "fast" and set(info["taggers"]) <= {"fast", "accurate"}
+
+
+def test_job_without_tagger_is_tagged_by_the_fast_tagger(engine):
+    """Jobs of older gateways carry no "tagger": they mean the fast tagger, as before."""
+    pipe = engine.pipes["en_ewt"]
+    items = [{"kind": "tokens", "forms": WORDS}, {"kind": "sentence", "text": " ".join(WORDS)}]
+    old = tags_of(engine.run(job(items, decoder="mst")))
+    assert tags_of(engine.run(job(items, decoder="mst", tagger=None))) == old
+    assert tags_of(engine.run(job(items, decoder="mst", tagger="fast"))) == old
+    upos, xpos, _ = pipe.tag(WORDS, "fast")
+    assert old == [list(zip(upos, xpos))] * 2
+
+
+def test_unknown_tagger_is_a_refusal_naming_the_models_taggers(engine):
+    err = engine.run(job([{"kind": "tokens", "forms": WORDS}], tagger="quantum"))["error"]
+    assert err["kind"] == "budget" and "quantum" in err["message"]
+    assert all(t in err["message"] for t in engine.pipes["en_ewt"].taggers)
+    # tagged input is not tagged: the job's tagger does not matter
+    tagged = {"kind": "tagged", "forms": ["Dogs", "bark"], "upos": ["NOUN", "VERB"],
+              "xpos": ["NNS", "VBP"], "lemmas": ["dog", "bark"]}
+    assert tags_of(engine.run(job([tagged], tagger="quantum"))) == [
+        [("NOUN", "NNS"), ("VERB", "VBP")]]
+
+
+def test_accurate_job_is_tagged_by_the_accurate_tagger(engine, ewt_dev_tokens):
+    pipe = engine.pipes["en_ewt"]
+    if "accurate" not in pipe.taggers:
+        pytest.skip("en_ewt has no accurate tagger yet (models/pretrained/en_ewt/frontend/"
+                    "neural/ missing)")
+    # a sentence the two taggers tag differently, so the answer shows which one ran
+    forms = next((f for f in ewt_dev_tokens(500)
+                  if pipe.tag(f, "fast")[:2] != pipe.tag(f, "accurate")[:2]), None)
+    assert forms is not None, "fast and accurate agree on 500 dev sentences"
+    for tagger in ("fast", "accurate"):
+        upos, xpos, _ = pipe.tag(forms, tagger)
+        got = tags_of(engine.run(job([{"kind": "tokens", "forms": forms}], decoder="mst",
+                                     tagger=tagger)))
+        assert got == [list(zip(upos, xpos))], tagger

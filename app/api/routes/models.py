@@ -1,11 +1,12 @@
-"""GET /models: what the workers serve (versions, languages, labels, decoders, budgets)."""
+"""GET /models: what the workers serve (versions, languages, labels, decoders, budgets,
+taggers)."""
 from __future__ import annotations
 
 import logging
 
 from fastapi import APIRouter
 
-from ...service import default_model
+from ...service import default_model, model_taggers
 from ..deps import DispatcherDep, SettingsDep
 
 logger = logging.getLogger(__name__)
@@ -16,12 +17,14 @@ router = APIRouter(prefix="/models", tags=["models"])
 @router.get("", summary="Loaded models, their decoders and default budgets")
 async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
     """`models` is keyed by name (as UDPipe's /models is), each entry with `version`,
-    `language`, `labels`, `components` and `decoders` -> {fields, defaults}; the
+    `language`, `labels`, `components`, `taggers` (what a request's `tagger` may be:
+    [], ["fast"] or ["fast", "accurate"]) and `decoders` -> {fields, defaults}; the
     defaults include the settings' `default_budget`."""
     cat = dispatcher.catalogue()
     models = {}
     for name, info in cat.items():
         info = dict(info)
+        info["taggers"] = model_taggers(info)
         decs = {}
         for dec, d in info.get("decoders", {}).items():
             defaults = dict(d.get("defaults", {}))
@@ -31,4 +34,5 @@ async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
         info["decoders"] = decs
         models[name] = info
     return {"models": models, "default_model": default_model(settings, cat) if cat else None,
-            "default_decoder": settings.default_decoder}
+            "default_decoder": settings.default_decoder,
+            "default_tagger": settings.default_tagger}

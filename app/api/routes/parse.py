@@ -42,7 +42,8 @@ async def parse(req: ParseBody, request: Request, service: ServiceDep,
         items = [item_from_text(req.text, settings)]
     else:
         raise ServiceError("missing_input", "the request needs `sentences` or `text`")
-    plan = service.plan(req.model, req.decoder, dict(req.model_extra or {}), items)
+    plan = service.plan(req.model, req.decoder, dict(req.model_extra or {}), items,
+                        tagger=req.tagger)
     metrics.IN_FLIGHT.inc()
     try:
         await service.run(plan, client_gone(request.receive))
@@ -53,5 +54,6 @@ async def parse(req: ParseBody, request: Request, service: ServiceDep,
     if output == "conllu":
         return PlainTextResponse(to_conllu(sentences), media_type=CONLLU)
     return SafeJSONResponse({"model": plan.model, "version": plan.info["version"],
-                             "decoder": plan.decoder, "budget": plan.budget,
+                             "decoder": plan.decoder, "tagger": plan.tagger,
+                             "budget": plan.budget,
                              "sentences": sentences})

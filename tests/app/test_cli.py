@@ -1,0 +1,98 @@
+"""`deptree parse --tagger`: the command line chooses the tagger as a request does."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from models.conllu import read_conllu_string
+from models.pipeline import Pipeline
+from models.registry import resolve
+
+ROOT = Path(__file__).resolve().parents[2]
+WORDS = ["I", "saw", "her", "duck", "near", "the", "bank", "."]
+
+
+def deptree(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT, input=stdin,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def tags(out: str) -> list[list[tuple[str, str]]]:
+    return [[(w.upos, w.xpos) for w in s.words] for s in read_conllu_string(out)]
+
+
+@pytest.fixture(scope="module")
+def model(model_dirs) -> Path:
+    return resolve("en_ewt", search_dirs=[Path(d) for d in model_dirs])
+
+
+@pytest.fixture(scope="module")
+def pipe(model) -> Pipeline:
+    return Pipeline.load(model)
+
+
+@pytest.fixture
+def fast_only(model, pipe, tmp_path) -> Path:
+    """en_ewt without its accurate tagger: the model itself, or a copy (symlinks) of it
+    whose front-end leaves out `neural/`."""
+    if "accurate" not in pipe.taggers:
+        return model
+    out = tmp_path / "en_ewt_fast"
+    out.mkdir()
+    for p in model.iterdir():
+        if p.name != "frontend":
+            (out / p.name).symlink_to(p)
+    (out / "frontend").mkdir()
+    for p in (model / "frontend").iterdir():
+        if p.name != "neural":
+            (out / "frontend" / p.name).symlink_to(p)
+    assert Pipeline.load(out).taggers == ["fast"]
+    return out
+
+
+def test_tagger_defaults_to_fast(model, pipe):
+    line = " ".join(WORDS) + "\n"
+    base = ("parse", "--model", str(model), "--input", "tokens", "--decoder", "mst")
+    default, fast = deptree(*base, stdin=line), deptree(*base, "--tagger", "fast", stdin=line)
+    assert default.returncode == 0 and fast.returncode == 0, default.stderr + fast.stderr
+    assert default.stdout == fast.stdout
+    upos, xpos, _ = pipe.tag(WORDS, "fast")
+    assert tags(fast.stdout) == [list(zip(upos, xpos))]
+
+
+def test_unknown_tagger_name_is_a_usage_error():
+    r = deptree("parse", "--tagger", "quantum", "--input", "tokens", stdin="A cat .\n")
+    assert r.returncode == 2 and "invalid choice: 'quantum'" in r.stderr
+
+
+def test_accurate_where_the_model_lacks_it_is_exit_2_naming_its_taggers(fast_only):
+    r = deptree("parse", "--model", str(fast_only), "--input", "tokens", "--tagger", "accurate",
+                stdin="A cat sat .\n")
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    last = r.stderr.splitlines()[-1]          # after the model's loading log line
+    assert last.startswith("deptree: error: ") and "accurate" in last
+    assert "Traceback" not in r.stderr
+    assert last.endswith("unknown tagger 'accurate'; model en_ewt has: fast")
+
+
+def test_accurate_tags_with_the_accurate_tagger(model, pipe, ewt_dev_tokens):
+    if "accurate" not in pipe.taggers:
+        pytest.skip("en_ewt has no accurate tagger yet (models/pretrained/en_ewt/frontend/"
+                    "neural/ missing)")
+    # sentences the two taggers tag differently, so the output shows which one ran
+    sents = [f for f in ewt_dev_tokens(300) if " " not in "".join(f)
+             and pipe.tag(f, "fast")[:2] != pipe.tag(f, "accurate")[:2]][:5]
+    assert sents, "fast and accurate agree on 300 dev sentences"
+    lines = "".join(" ".join(f) + "\n" for f in sents)
+    got = {}
+    for tagger in ("fast", "accurate"):
+        r = deptree("parse", "--model", str(model), "--input", "tokens", "--decoder", "mst",
+                    "--tagger", tagger, stdin=lines)
+        assert r.returncode == 0, r.stderr
+        got[tagger] = tags(r.stdout)
+        want = [list(zip(*pipe.tag(f, tagger)[:2])) for f in sents]
+        assert got[tagger] == want, tagger
+    assert got["fast"] != got["accurate"]
