@@ -176,7 +176,7 @@ def cmd_tags(args) -> dict:
             tok = correct = lcorrect = 0
             for sent in sents:
                 pred = copy.deepcopy(sent)
-                pipe.parse_conllu(pred, "greedy", {}, gold_tags=gold)
+                pipe.parse_conllu(pred, "greedy", {}, gold_tags=gold, tagger=args.tagger)
                 for g, p in zip(sent.words, pred.words):
                     tok += 1
                     correct += g.head == p.head
@@ -198,7 +198,7 @@ def cmd_retag(args) -> dict:
     sents = load_dev(args.dev, args.limit)
     for s in sents[:20]:                       # JIT warm-up of every decoder
         for dec in pipe.decoders():
-            pipe.parse_words([w.form for w in s.words], dec, {})
+            pipe.parse_words([w.form for w in s.words], dec, {}, tagger=args.tagger)
     out = {}
     print("| decoder | re-tagging | UAS | LAS | tokens/s |\n|---|---|---|---|---|")
     for dec in pipe.decoders():
@@ -207,7 +207,7 @@ def cmd_retag(args) -> dict:
             tok = correct = lcorrect = 0
             t0 = time.process_time()
             for s in sents:
-                tree = pipe.parse_words([w.form for w in s.words], dec, {})
+                tree = pipe.parse_words([w.form for w in s.words], dec, {}, tagger=args.tagger)
                 for w, t in zip(s.words, tree.tokens):
                     tok += 1
                     correct += w.head == t.head
@@ -292,6 +292,8 @@ def main() -> None:
     p.add_argument("--dev", type=Path, default=DEV)
     p.add_argument("--limit", type=int, default=None, help="random subset of dev sentences")
     p.add_argument("--converge", type=int, nargs="+", default=[10, 50, 300])
+    p.add_argument("--tagger", default="fast", choices=("fast", "accurate"),
+                   help="tags, retag: the front-end tagger (results_*_accurate.json)")
     args = p.parse_args()
     if args.what == "replot":
         replot()
@@ -303,7 +305,9 @@ def main() -> None:
     res["machine"] = machine()
     res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     res["wall_seconds"] = round(time.time() - t0, 1)
-    (HERE / f"results_{args.what}.json").write_text(json.dumps(res, indent=1) + "\n")
+    res["tagger"] = args.tagger
+    suffix = "" if args.tagger == "fast" else f"_{args.tagger}"
+    (HERE / f"results_{args.what}{suffix}.json").write_text(json.dumps(res, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@ Measures
 - UPOS / XPOS accuracy with gold tokens, lemma and FEATS (whole string)
   accuracy with predicted and with gold tags;
 - tagger speed: tokens per second, warm (after one full pass), one core,
-  `tag()` called sentence by sentence.
+  `tag()` called sentence by sentence;
+- the same for the accurate tagger (linear + BiLSTM, `neural_tagger.py`) when the
+  front-end has one (`neural/`), and its speed relative to the fast tagger's,
+  timed in alternation.
 
 Usage (from the repository root):
     NUMBA_NUM_THREADS=1 python bench/text/bench_frontend.py \
@@ -28,6 +31,7 @@ sys.path.insert(0, ROOT)
 from models.text._conllu import read_conllu
 from models.text.feats import FeatsGuesser
 from models.text.lemmatizer import Lemmatizer
+from models.text.neural_tagger import EnsembleTagger, NeuralTagger
 from models.text.scoring import accuracy
 from models.text.tagger import Tagger
 from models.text.tokenizer import Tokenizer
@@ -103,6 +107,16 @@ def main(argv: list[str] | None = None) -> int:
         "tagger_tokens_per_s": round(tagger_speed(tagger, forms)),
         "tokenizer_eval_seconds": round(tok_seconds, 2),
     }
+    neural_dir = os.path.join(args.model, "neural")
+    if os.path.isdir(neural_dir):
+        neural = NeuralTagger.load(neural_dir)
+        accurate = EnsembleTagger(tagger, neural, neural.meta.get("weight", 6.0))
+        acc = evaluate_tagger(accurate, lemmatizer, dev, feats)
+        result["accurate"] = {
+            "weight": accurate.weight,
+            **{k: round(100 * acc[k], 2) for k in ("upos", "xpos", "lemma", "feats")},
+            "tokens_per_s": round(tagger_speed(accurate, forms)),
+            "speed_vs_fast": speed_ratio(accurate, tagger, forms)}
     if args.baseline_tagger:
         result["baseline_tagger"] = os.path.relpath(args.baseline_tagger, ROOT)
         result["speed_vs_baseline"] = speed_ratio(tagger, Tagger.load(args.baseline_tagger),
