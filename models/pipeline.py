@@ -258,12 +258,14 @@ class Pipeline:
         if not forms:
             raise BudgetError("a sentence needs at least one word")
         t0 = time.perf_counter()
-        if upos is None or xpos is None:
+        tagged = upos is None or xpos is None
+        if tagged:
             if decoder in self.tag_flips.get("decoders", ()):
                 upos, xpos, tagged_lemmas = self.choose_tags(forms, tagger)
             else:
                 upos, xpos, tagged_lemmas = self.tag(forms, tagger)
             lemmas = lemmas or tagged_lemmas
+        tag_seconds = time.perf_counter() - t0
         if decoder == SELECTIONAL:
             if self.transition is None:
                 raise BudgetError(f"model {self.name} has no transition parser: decoder "
@@ -297,6 +299,9 @@ class Pipeline:
         stats = dict(dstats)
         stats["seconds"] = time.perf_counter() - t0
         stats["seconds_per_token"] = stats["seconds"] / len(forms)
+        if tagged:               # what tagging (re-tagging included) took of `seconds`
+            stats["tagger"] = tagger
+            stats["tag_seconds"] = tag_seconds
         return ParsedTree(toks, float(score), stats)
 
     def parse_text(self, text: str, decoder: str = "greedy", budget: dict | None = None,

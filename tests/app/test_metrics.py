@@ -28,6 +28,10 @@ def test_metrics_after_parsing(server):
                                           "decoder": decoder}).status_code == 200
         c.post("/parse", json={"sentences": [sent]})                  # a cache hit
         c.post("/parse", json={"sentences": []})                      # an error
+        taggers = c.get("/models").json()["models"]["en_ewt"]["taggers"]
+        if "accurate" in taggers:
+            assert c.post("/parse", json={"sentences": [sent], "decoder": "mst",
+                                          "tagger": "accurate"}).status_code == 200
         text = c.get("/metrics").text
     md = {"model": "en_ewt", "decoder": "greedy"}
     assert sample(text, "deptree_decode_seconds_count", **md) > 0
@@ -35,6 +39,13 @@ def test_metrics_after_parsing(server):
     assert sample(text, "deptree_seconds_per_token_count", **md) > 0
     assert sample(text, "deptree_seconds_per_token_count", model="en_ewt", decoder="mst") > 0
     assert sample(text, "deptree_restarts_used_count", **md) > 0
+    # raw strings were tagged, token lists too: two sentences a request, fast tagger
+    assert sample(text, "deptree_tag_seconds_per_token_count", model="en_ewt",
+                  tagger="fast") >= 4
+    assert sample(text, "deptree_tag_seconds_per_token_sum", model="en_ewt", tagger="fast") > 0
+    if "accurate" in taggers:
+        assert sample(text, "deptree_tag_seconds_per_token_count", model="en_ewt",
+                      tagger="accurate") >= 1
     assert sample(text, "deptree_tokens_total", **md) >= 2
     assert sample(text, "deptree_sentences_total", **md) >= 2
     assert sample(text, "deptree_cache_hits_total") > 0
