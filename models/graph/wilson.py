@@ -13,6 +13,8 @@ from numba import njit
 
 from .rng import uniform
 
+MAX_STEPS_PER_WORD = 1000   # of one word's walk, x sentence length (see sample_tree)
+
 
 @njit(cache=True, inline="always")
 def _draw(cdf_row, count, state):
@@ -51,12 +53,22 @@ def sample_tree(cand, ncand, cdf, root_cdf, state, heads, in_tree, order):
         t = order[i]
         order[i] = order[j]
         order[j] = t
+    # Arc weights so peaked that the walk is trapped in a cycle (a -> b -> a with
+    # probability ~1) would make it run for ~1/p steps; past MAX_STEPS_PER_WORD x n
+    # steps for one word it draws heads uniformly, which reaches the tree quickly.
+    max_steps = MAX_STEPS_PER_WORD * n1
     for idx in range(1, n1):
         i = order[idx]
         v = i
+        steps = 0
         while not in_tree[v]:
-            heads[v] = cand[v, _draw(cdf[v], ncand[v], state)]
+            if steps < max_steps:
+                k = _draw(cdf[v], ncand[v], state)
+            else:
+                k = min(np.int64(uniform(state) * ncand[v]), ncand[v] - 1)
+            heads[v] = cand[v, k]
             v = heads[v]
+            steps += 1
         v = i
         while not in_tree[v]:
             in_tree[v] = True
