@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from models.text.tagger import Tagger
+from models.text.tagger import ClassTagger, Tagger
 from models.text.word_vectors import WordVectors
 
 FORMAT_VERSION = 1
@@ -63,7 +63,7 @@ def log_softmax(z: np.ndarray) -> np.ndarray:
 
 
 class NeuralTagger:
-    """BiLSTM tagger; `log_probs(strings, vector_rows)` -> [T, classes].
+    """BiLSTM tagger; `log_probs(forms, strings_of)` -> [T, classes] log-probabilities.
 
     vocab: per type-string column, the strings with an embedding (id = position + 2).
     params: "emb{c}" [V_c + 2, d_c], "proj" [vector dims, P], "wx{l}" [2, D_l, 4H],
@@ -148,7 +148,7 @@ class NeuralTagger:
         return cls(h["classes"], h["vocab"], params, WordVectors.load(directory), meta)
 
 
-class EnsembleTagger:
+class EnsembleTagger(ClassTagger):
     """The linear tagger's scores plus the neural tagger's log-probabilities / weight:
     the same interface as `Tagger` (`tag`, `tag_classes`, `alternatives`), on the
     linear tagger's scale so that `Pipeline.choose_tags` keeps its settings."""
@@ -159,7 +159,6 @@ class EnsembleTagger:
                              "linear tagger's")
         self.linear, self.neural, self.weight = linear, neural, float(weight)
         self.classes = linear.classes
-        self.word_classes = linear.word_classes
 
     def scores(self, forms: Sequence[str]) -> np.ndarray:
         """float32 [T, classes]."""
@@ -171,14 +170,3 @@ class EnsembleTagger:
         if not len(forms):
             return np.empty(0, np.int64)
         return np.argmax(self.scores(forms), axis=1)
-
-    def alternatives(self, forms: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """As `Tagger.alternatives`, on the summed scores."""
-        if not len(forms):
-            e = np.empty(0, np.int64)
-            return e, e, np.empty(0, np.float32)
-        return Tagger.best_two(self.scores(forms))
-
-    def tag(self, forms: Sequence[str]) -> tuple[list[str], list[str]]:
-        pairs = [self.classes[c] for c in self.tag_classes(forms)]
-        return [u for u, _ in pairs], [x for _, x in pairs]

@@ -189,7 +189,37 @@ def ambiguity_classes(sentences: Sequence[Sequence[Sequence[str]]], index: dict,
     return out
 
 
-class Tagger:
+class ClassTagger:
+    """What a tagger with joint (UPOS, XPOS) `classes`, `scores(forms)` and
+    `tag_classes(forms)` answers: the linear `Tagger` and the accurate
+    `neural_tagger.EnsembleTagger` share it."""
+
+    classes: list[tuple[str, str]]
+
+    def scores(self, forms: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def tag_classes(self, forms: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def alternatives(self, forms: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(best class, second-best class, score margin between them) of each form: the
+        tags a parser may prefer where the tagger hesitates (`Pipeline.choose_tags`)."""
+        if not forms:
+            e = np.empty(0, np.int64)
+            return e, e, np.empty(0, np.float32)
+        scores = self.scores(forms)
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :2]
+        rows = np.arange(len(scores))
+        return order[:, 0], order[:, 1], scores[rows, order[:, 0]] - scores[rows, order[:, 1]]
+
+    def tag(self, forms: Sequence[str]) -> tuple[list[str], list[str]]:
+        """UPOS and XPOS of each form (gold tokens)."""
+        pairs = [self.classes[c] for c in self.tag_classes(forms)]
+        return [u for u, _ in pairs], [x for _, x in pairs]
+
+
+class Tagger(ClassTagger):
     """`weights`: dense [2**n_bits, n_classes] float32 (training; default zeros),
     or `compact`: the output of `compact_weights` (loaded models; `W` is None)."""
 
@@ -276,26 +306,6 @@ class Tagger:
         rows = K.static_rows(tf, self._static, self._pairs, self.mask)
         return K.decode(tf, rows, self.row_of, self.Wc, self.sp_start, self.sp_cls,
                         self.sp_val, self.mask)
-
-    @staticmethod
-    def best_two(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(best class, second-best class, score margin between them) per row."""
-        order = np.argsort(-scores, axis=1, kind="stable")[:, :2]
-        rows = np.arange(len(scores))
-        return order[:, 0], order[:, 1], scores[rows, order[:, 0]] - scores[rows, order[:, 1]]
-
-    def alternatives(self, forms: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(best class, second-best class, score margin between them) of each form: the
-        tags a parser may prefer where the tagger hesitates (`Pipeline.choose_tags`)."""
-        if not forms:
-            e = np.empty(0, np.int64)
-            return e, e, np.empty(0, np.float32)
-        return self.best_two(self.scores(forms))
-
-    def tag(self, forms: Sequence[str]) -> tuple[list[str], list[str]]:
-        """UPOS and XPOS of each form (gold tokens)."""
-        pairs = [self.classes[c] for c in self.tag_classes(forms)]
-        return [u for u, _ in pairs], [x for _, x in pairs]
 
     # -- training --------------------------------------------------------------
     @classmethod
