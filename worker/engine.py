@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from models.pipeline import ACCURATE, FAST, ParsedTree, Pipeline
+from models.pipeline import FAST, ParsedTree, Pipeline
 from models.registry import resolve
 
 from .config import WorkerConfig
@@ -72,11 +72,9 @@ class Engine:
             self.sources.setdefault(pipe.name, name)
 
     def warm_up(self) -> None:
-        """Parse a short sentence with every decoder so numba kernels are compiled (and
-        tag it once with the accurate tagger, where there is one)."""
+        """Parse a short sentence with every decoder so numba kernels are compiled (the
+        accurate tagger is numpy: nothing to compile)."""
         for pipe in self.pipes.values():
-            if ACCURATE in pipe.taggers:
-                pipe.tag(WARM_UP_WORDS, ACCURATE)
             for decoder in pipe.decoders():
                 if pipe.tokenizer is not None:
                     pipe.parse_text(" ".join(WARM_UP_WORDS), decoder, {}, split=False)
