@@ -4,9 +4,10 @@ numba keys a cached kernel by the file that defines it, but the kernels inline
 functions and freeze constants from other files (`graph/features.py` templates,
 `graph/encode.py` column numbers): after an edit or an upgrade in place, a kernel
 whose own file did not change would run its old code. So `models` stamps the
-sources kernels can depend on with one digest; when the digest differs from the one the caches were
-built with, the package's `*.nbi` / `*.nbc` files are removed and numba compiles
-afresh. Caches under NUMBA_CACHE_DIR (the Docker image builds its own) are left alone.
+sources kernels can depend on with one digest; when the digest differs from the
+one the caches were built with, the package's `*.nbi` / `*.nbc` files are removed
+and numba compiles afresh. Caches under NUMBA_CACHE_DIR (the Docker image builds
+its own) are left alone.
 """
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 
 Templates follow MSTParser / TurboParser / RBGParser (McDonald et al. 2005,
 Martins et al. 2013, Lei et al. 2014): word, lemma (or Brown cluster, the
-`A_CLASS` column of `encode`), UPOS and XPOS of the words of a part, surrounding and in-between tags, direction and binned
-distance. Each feature is a 64-bit hash of (template id, values); callers mask
-it into a fixed-size weight array. They are written as code, not parsed from
+`A_CLASS` column of `encode`), UPOS and XPOS of the words of a part, surrounding
+and in-between tags, direction and binned distance. Each feature is a 64-bit hash
+of (template id, values); callers mask it into a fixed-size weight array. They are written as code, not parsed from
 data, because the kernels must inline them; `FEATURE_SET` names the version
 stored in model files.
 

@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from models.text import wordclasses
 from models.text.neural_tagger import PAD, UNKNOWN, NeuralTagger
 from models.text.tagger import TYPE_FEATURES, Tagger
 from models.text.word_vectors import WordVectors
-from models.text import wordclasses
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,9 @@
 
 `train_frontend(train_path, dev_path, out_dir)` writes out_dir/tokenizer/,
 out_dir/tagger/, out_dir/lemmatizer/, out_dir/feats/ and out_dir/metrics.json,
-and returns the metrics (dev figures under "dev_metrics"). The CLI calls this function; nothing here parses flags.
+and returns the metrics (dev figures under "dev_metrics");
+`train_accurate_tagger` adds the neural tagger of the accurate tagger to a
+front-end. The CLI calls these functions; nothing here parses flags.
 """
 from __future__ import annotations
 

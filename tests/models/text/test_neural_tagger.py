@@ -6,8 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from models.text.neural_tagger import (EnsembleTagger, NeuralTagger, bilstm_layer,
-                                       log_softmax)
+from models.text.neural_tagger import EnsembleTagger, NeuralTagger, bilstm_layer, log_softmax
 from models.text.tagger import Tagger
 from models.text.word_vectors import WordVectors
 
@@ -40,12 +39,14 @@ def test_word_vectors_lookup_quantization_and_round_trip(tmp_path):
 
 def _reference_lstm(x, wx, wh, b):
     """One direction, one step at a time, gates i, f, o, u."""
+    def sig(z):
+        return 1 / (1 + np.exp(-z))
+
     hidden = wh.shape[0]
     h, c, out = np.zeros(hidden), np.zeros(hidden), []
     for t in range(len(x)):
         g = x[t] @ wx + h @ wh + b
         i, f, o, u = (g[k * hidden:(k + 1) * hidden] for k in range(4))
-        sig = lambda z: 1 / (1 + np.exp(-z))   # noqa: E731
         c = sig(f) * c + sig(i) * np.tanh(u)
         h = sig(o) * np.tanh(c)
         out.append(h)
