@@ -156,6 +156,36 @@ def _run_train_accurate_tagger(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_train_arcs(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train-arcs",
+                       help="train a model's neural arc scorer (the budget field `neural` "
+                            "of the graph decoders) over its accurate tagger's inputs")
+    p.add_argument("--data", required=True, help="training CoNLL-U")
+    p.add_argument("--dev", help="development CoNLL-U: per-epoch figures in metrics.json")
+    p.add_argument("--model", required=True,
+                   help="model directory (with frontend/tagger and frontend/neural)")
+    p.add_argument("--out", help="directory to write (default MODEL/arcs)")
+    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--hidden", type=int, default=256, help="LSTM units per direction")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_run_train_arcs)
+
+
+def _run_train_arcs(args: argparse.Namespace) -> int:
+    import json
+
+    try:
+        from models.graph.neural_arcs_train import train_neural_arcs
+
+        metrics = train_neural_arcs(args.data, args.dev, args.model, args.out,
+                                    epochs=args.epochs, seed=args.seed, hidden=args.hidden)
+    except ModuleNotFoundError as exc:  # jax / optax not installed
+        raise DeptreeError(str(exc)) from exc
+    print(json.dumps({k: metrics[k] for k in ("seconds", "dev_uas_argmax") if k in metrics},
+                     indent=1))
+    return 0
+
+
 def _add_parse(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("parse", help="parse stdin (CoNLL-U, text or tokens) to CoNLL-U on stdout")
     p.add_argument("--model", default="en_ewt", help="model name or directory")
@@ -185,6 +215,9 @@ def _add_parse(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--start", choices=("bgi", "max", "both"),
                    help="bgi: where the swaps start (default both: the beam's trees and the"
                         " first-order MST)")
+    p.add_argument("--neural", type=float,
+                   help="graph decoders: weight of the neural arc scores (0: off; default: the"
+                        " model's weight with --tagger accurate, else off)")
     p.add_argument("--confidence", action="store_true", default=None,
                    help="per-arc confidence (greedy, sampling), written to MISC as HeadConf")
     p.add_argument("--file", help="read this file instead of stdin")
@@ -196,7 +229,7 @@ def _run_parse(args: argparse.Namespace) -> int:
 
     names = ("restarts", "converge", "init", "seed", "deadline_ms", "samples", "temperature",
              "cooling", "chains", "proposal", "confidence", "beam", "margin", "swaps", "alpha",
-             "beta", "ensemble_with", "start")
+             "beta", "ensemble_with", "start", "neural")
     budget = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     source = open(args.file, encoding="utf-8") if args.file else sys.stdin
     try:
@@ -216,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train(sub)
     _add_train_frontend(sub)
     _add_train_accurate_tagger(sub)
+    _add_train_arcs(sub)
     _add_parse(sub)
     from app.serve_cli import add_serve, add_worker
 

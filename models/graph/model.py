@@ -95,11 +95,19 @@ class GraphModel:
             S1 = self.first_order_scores(enc)
         return prune(S1 / self.prune_temperature, self.prune_threshold, self.prune_max_heads)
 
-    def scorer(self, enc: EncodedSentence, allowed: np.ndarray | None = None) -> Scorer:
+    def scorer(self, enc: EncodedSentence, allowed: np.ndarray | None = None,
+               arc_bonus: np.ndarray | None = None) -> Scorer:
+        """The decoders' view of a sentence. arc_bonus [n + 1, n + 1] (head, dependent),
+        e.g. the neural arc scores (`neural_arcs.py`), is added to every arc score,
+        first-order included; pruning keeps its own arcs."""
         S1 = self.first_order_scores(enc)
         if allowed is None:
             allowed = self.allowed_arcs(enc, S1)
         S = arc_scores(enc.attrs, enc.upos_prefix, self.weights, np.uint64(self.mask), allowed)
+        if arc_bonus is not None:
+            S = np.where(allowed, S + arc_bonus, S)
+            if S1 is not None:
+                S1 = S1 + arc_bonus
         return Scorer(self.order, S, allowed, enc.attrs, enc.upos_prefix, self.weights,
                       self.mask, first_order=S1)
 
@@ -117,20 +125,21 @@ class GraphModel:
         return encode(forms, lemmas, upos, xpos, clusters)
 
     def decode(self, enc: EncodedSentence, decoder: str = "greedy",
-               budget: dict | None = None) -> Decoded:
+               budget: dict | None = None, arc_bonus: np.ndarray | None = None) -> Decoded:
         if decoder not in DECODERS:
             raise BudgetError(f"unknown decoder {decoder!r}; known: {sorted(DECODERS)}")
         if enc.n == 0:
             raise BudgetError("a sentence needs at least one word")
-        return DECODERS[decoder](self.scorer(enc), dict(budget or {}))
+        return DECODERS[decoder](self.scorer(enc, arc_bonus=arc_bonus), dict(budget or {}))
 
     def parse(self, forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str],
               lemmas: Sequence[str] | None = None, decoder: str = "greedy",
-              budget: dict | None = None) -> ParsedSentence:
-        """Heads and relations of one tagged sentence."""
+              budget: dict | None = None, arc_bonus: np.ndarray | None = None
+              ) -> ParsedSentence:
+        """Heads and relations of one tagged sentence (arc_bonus: see `scorer`)."""
         t0 = time.perf_counter()
         enc = self.encode(forms, lemmas, upos, xpos)
-        dec = self.decode(enc, decoder, budget)
+        dec = self.decode(enc, decoder, budget, arc_bonus)
         deprels = self.label(enc, dec.heads)
         stats = dict(dec.stats)
         stats["seconds"] = time.perf_counter() - t0

@@ -57,6 +57,18 @@ def bilstm_layer(x: np.ndarray, wx: np.ndarray, wh: np.ndarray, b: np.ndarray) -
     return np.concatenate([out[0], out[1, ::-1]], axis=1)
 
 
+def bilstm_states(params: dict[str, np.ndarray], emb: Sequence[np.ndarray],
+                  table: np.ndarray, ids: np.ndarray, layers: int) -> np.ndarray:
+    """float32 [T, 2H]: the top BiLSTM layer's states over one sentence's `ids`
+    (`NeuralTagger.ids`): column embeddings `emb` and the projected word vector
+    (`table` rows, `params["proj"]`), then `layers` BiLSTM layers."""
+    x = np.concatenate([e[ids[:, c]] for c, e in enumerate(emb)]
+                       + [table[ids[:, -1]] @ params["proj"]], axis=1)
+    for layer in range(layers):
+        x = bilstm_layer(x, params[f"wx{layer}"], params[f"wh{layer}"], params[f"b{layer}"])
+    return x
+
+
 def log_softmax(z: np.ndarray) -> np.ndarray:
     z = z - z.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
@@ -110,12 +122,8 @@ class NeuralTagger:
 
     def log_probs_of_ids(self, ids: np.ndarray) -> np.ndarray:
         """float32 [T, classes] log-probabilities of one sentence's `ids`."""
-        p = self.params
-        x = np.concatenate([e[ids[:, c]] for c, e in enumerate(self._emb)]
-                           + [self.vectors.table[ids[:, -1]] @ p["proj"]], axis=1)
-        for layer in range(self.layers):
-            x = bilstm_layer(x, p[f"wx{layer}"], p[f"wh{layer}"], p[f"b{layer}"])
-        return log_softmax(x @ p["wo"] + p["bo"])
+        x = bilstm_states(self.params, self._emb, self.vectors.table, ids, self.layers)
+        return log_softmax(x @ self.params["wo"] + self.params["bo"])
 
     def log_probs(self, forms: Sequence[str], strings_of: StringsOf) -> np.ndarray:
         if not len(forms):

@@ -69,8 +69,9 @@ def init_params(key, columns: list[str], vocab: list[list[str]], vector_dims: in
                                              maxval=s)
         p[f"b{layer}"] = jnp.zeros((2, 4 * hidden)).at[:, hidden:2 * hidden].set(1.0)
         width = 2 * hidden
-    p["wo"] = jax.random.normal(next(keys), (width, n_classes)) * 0.01
-    p["bo"] = jnp.zeros(n_classes)
+    if n_classes:                        # 0: the encoder only (`graph/neural_arcs.py`)
+        p["wo"] = jax.random.normal(next(keys), (width, n_classes)) * 0.01
+        p["bo"] = jnp.zeros(n_classes)
     return p
 
 
@@ -78,6 +79,18 @@ def make_forward(table: np.ndarray, n_columns: int, layers: int):
     """forward(params, ids [B, T, C + 1], lengths [B], key, keep_input, keep_hidden)
     -> logits [B, T, classes]; the same computation as `NeuralTagger.log_probs_of_ids`
     (before the softmax), with dropout when key is not None."""
+    encoder = make_encoder(table, n_columns, layers)
+
+    def forward(p, ids, lengths, key, keep_input, keep_hidden):
+        return encoder(p, ids, lengths, key, keep_input, keep_hidden) @ p["wo"] + p["bo"]
+
+    return forward
+
+
+def make_encoder(table: np.ndarray, n_columns: int, layers: int):
+    """encoder(params, ids [B, T, C + 1], lengths [B], key, keep_input, keep_hidden)
+    -> top-layer states [B, T, 2H], as `neural_tagger.bilstm_states`, with dropout
+    on the inputs and after each layer when key is not None."""
     jax, jnp, _ = _import_jax()
     vec = jnp.asarray(table)
 
@@ -100,7 +113,7 @@ def make_forward(table: np.ndarray, n_columns: int, layers: int):
                              (jnp.swapaxes(gx, 0, 1), jnp.swapaxes(mask, 0, 1)))
         return jnp.swapaxes(hs, 0, 1)
 
-    def forward(p, ids, lengths, key, keep_input, keep_hidden):
+    def encode(p, ids, lengths, key, keep_input, keep_hidden):
         batch, n = ids.shape[:2]
         mask = jnp.arange(n)[None, :] < lengths[:, None]
         x = jnp.concatenate([p[f"emb{c}"][ids[:, :, c]] for c in range(n_columns)]
@@ -119,9 +132,9 @@ def make_forward(table: np.ndarray, n_columns: int, layers: int):
             if key is not None:
                 key, k = jax.random.split(key)
                 x = x * jax.random.bernoulli(k, keep_hidden, x.shape) / keep_hidden
-        return x @ p["wo"] + p["bo"]
+        return x
 
-    return forward
+    return encode
 
 
 def _batches(ids: list[np.ndarray], gold: list[np.ndarray], order: Sequence[int],
