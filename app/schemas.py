@@ -17,6 +17,7 @@ PARSE_EXAMPLES = [
     {"sentences": ["The cat sat on the mat."], "model": "en_ewt", "decoder": "greedy",
      "restarts": 50, "converge": 20, "seed": 0, "deadline_ms": 2000, "output": "json"},
     {"sentences": ["The cat sat on the mat."], "decoder": "greedy", "tagger": "accurate"},
+    {"sentences": ["The cat sat on the mat."], "decoder": "mst", "neural": 0.3},
     {"text": "The cat sat on the mat. It was happy.", "decoder": "mst", "output": "conllu"},
 ]
 
@@ -24,7 +25,9 @@ PARSE_EXAMPLES = [
 class ParseRequest(BaseModel):
     """Sentences (raw strings or token lists) or a whole `text`; optional model,
     decoder, output and the decoder's budget fields (e.g. `restarts`, `converge`,
-    `init`, `seed`, `deadline_ms` for greedy; see GET /models)."""
+    `init`, `seed`, `deadline_ms` for greedy; see GET /models). The graph decoders'
+    `neural` weighs the model's tag-free neural arc scores: 0 turns them off, unset
+    means the model's weight with the accurate tagger and off with the fast one."""
 
     model_config = ConfigDict(extra="allow", strict=True,
                               json_schema_extra={"examples": PARSE_EXAMPLES})
@@ -39,7 +42,8 @@ class ParseRequest(BaseModel):
     tagger: str | None = Field(
         None, description='POS tagger of raw strings, token lists and `text`: "fast" (linear) '
         'or "accurate" (+ BiLSTM, slower; where the model has it, see `taggers` in GET '
-        '/models); default from settings')
+        '/models; with it the graph decoders also add neural arc scores, see the budget '
+        'field `neural`); default from settings')
     output: Literal["json", "conllu"] | None = Field(
         None, description='"conllu" returns CoNLL-U text (also with Accept: text/x-conllu)')
 

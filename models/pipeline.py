@@ -57,12 +57,14 @@ def _digest(files: list[Path]) -> str:
 
 
 FAST, ACCURATE = "fast", "accurate"
+NEURAL = "neural"   # budget field of the graph decoders: weight of the neural arc scores
+NEURAL_MAX = 10.0
 
 
 class Pipeline:
     def __init__(self, directory: Path, meta: dict, graph: GraphModel, tokenizer=None,
                  tagger=None, lemmatizer=None, feats=None, transition=None,
-                 accurate_tagger=None):
+                 accurate_tagger=None, arc_scorer=None):
         self.directory = directory
         self.meta = meta
         self.graph = graph
@@ -72,6 +74,7 @@ class Pipeline:
         self.feats = feats
         self.transition = transition
         self.accurate_tagger = accurate_tagger    # linear + neural (`text/neural_tagger.py`)
+        self.arc_scorer = arc_scorer              # `graph/neural_arcs.py`, over its inputs
 
     # ---- identity ------------------------------------------------------------
     @property
@@ -97,6 +100,8 @@ class Pipeline:
             v += f"+t{self.transition_version}"
         if self.frontend_version:
             v += f"+f{self.frontend_version}"
+        if self.arcs_version:
+            v += f"+a{self.arcs_version}"
         if self.tagger is not None and self.tag_flips.get("flips"):  # answers depend on it
             v += "+r" + hashlib.sha256(json.dumps(self.tag_flips, sort_keys=True)
                                        .encode()).hexdigest()[:4]
@@ -111,6 +116,10 @@ class Pipeline:
         out = {name: {"fields": list(BUDGET_FIELDS[name]),
                       "defaults": dict(DECODER_DEFAULTS.get(name, {}))}
                for name in DECODERS}
+        if self.arc_scorer is not None:          # null: `arc_weight` with the accurate tagger
+            for info in out.values():
+                info["fields"].append(NEURAL)
+                info["defaults"][NEURAL] = None
         if self.transition is not None:
             from . import transition as transition_model
 
@@ -119,6 +128,12 @@ class Pipeline:
         return out
 
     frontend_version = ""
+    arcs_version = ""
+    # weight of the neural arc scores (`graph/neural_arcs.py`) when a request leaves the
+    # graph decoders' `neural` unset and tags with the accurate tagger: on en_ewt dev the
+    # best predicted-tag UAS of every graph decoder, within 0.06 (bench/RESULTS.md);
+    # pipeline.json "arc_weight" overrides
+    arc_weight = 0.3
     # choose_tags: at most `flips` hesitant words (tagger margin < `margin`) re-tagged
     # by the parser, net of `weight` x margin; tuned on en_ewt dev (bench/RESULTS.md).
     # Only for greedy and sampling (+0.5 UAS at 10-20% of their time); mst,
@@ -158,6 +173,18 @@ class Pipeline:
                 raise ModelError(f"cannot load the front-end of {d}: {exc}") from exc
             if graph.word_classes is not None and graph.word_classes == tagger.word_classes:
                 graph.word_classes = tagger.word_classes  # one copy in memory
+        arc_scorer = None
+        adir = d / meta.get("arcs", "arcs")
+        if accurate is None and adir.is_dir():
+            logger.warning("%s: the neural arc scorer needs the accurate tagger's inputs "
+                           "(frontend/neural); not loaded", d)
+        elif adir.is_dir():
+            from .graph.neural_arcs import NeuralArcScorer
+
+            try:
+                arc_scorer = NeuralArcScorer.load(str(adir), accurate.neural)
+            except (OSError, ValueError, KeyError) as exc:
+                raise ModelError(f"cannot load the neural arc scorer of {d}: {exc}") from exc
         transition = None
         tdir = d / meta.get("transition", "transition")
         if meta_path.exists() and "transition" in meta and tdir.is_dir():
@@ -167,9 +194,14 @@ class Pipeline:
         logger.info("loaded model %s from %s (order %d%s%s)", meta.get("name", d.name), d,
                     graph.order, ", with front-end" if tagger else "",
                     ", with transition parser" if transition else "")
-        pipe = cls(d, meta, graph, tokenizer, tagger, lemmatizer, feats, transition, accurate)
+        pipe = cls(d, meta, graph, tokenizer, tagger, lemmatizer, feats, transition, accurate,
+                   arc_scorer)
         if "tag_flips" in meta:
             pipe.tag_flips = {**cls.tag_flips, **meta["tag_flips"]}
+        if "arc_weight" in meta:
+            pipe.arc_weight = float(meta["arc_weight"])
+        if arc_scorer is not None:
+            pipe.arcs_version = _digest(sorted(p for p in adir.rglob("*") if p.is_file()))
         if tagger is not None:       # a retrained front-end changes answers, so the version
             pipe.frontend_version = _digest(sorted(p for p in fe.rglob("*") if p.is_file()))
         if transition is not None:
@@ -266,7 +298,11 @@ class Pipeline:
                 upos, xpos, tagged_lemmas = self.tag(forms, tagger)
             lemmas = lemmas or tagged_lemmas
         tag_seconds = time.perf_counter() - t0
+        budget = dict(budget or {})
+        neural = budget.pop(NEURAL, None)
         if decoder == SELECTIONAL:
+            if neural is not None:
+                raise BudgetError(f"{NEURAL} applies to the graph decoders only")
             if self.transition is None:
                 raise BudgetError(f"model {self.name} has no transition parser: decoder "
                                   f"'{SELECTIONAL}' is not available")
@@ -285,8 +321,16 @@ class Pipeline:
                     self.transition, list(forms), list(lemmas) if lemmas else None,
                     list(upos), list(xpos), {})
                 budget = {**budget, "ensemble_heads": [int(h) for h in other]}
-            res = self.graph.parse(forms, upos, xpos, lemmas, decoder, budget)
+            t1 = time.perf_counter()
+            weight = self._arc_weight(neural, tagger if tagged else None)
+            bonus = None if not weight else self.arc_scorer.arc_bonus(
+                forms, self.tagger.type_strings, weight)
+            arc_seconds = time.perf_counter() - t1
+            res = self.graph.parse(forms, upos, xpos, lemmas, decoder, budget, bonus)
             heads, deprels, score, dstats = res.heads, res.deprels, res.score, res.stats
+            dstats = {**dstats, NEURAL: weight}
+            if weight:
+                dstats["neural_seconds"] = arc_seconds
         feats = ["_"] * len(forms)
         if self.feats:
             feats = agree_with_subjects(self.feats.predict(forms, upos, xpos), heads, deprels,
@@ -303,6 +347,20 @@ class Pipeline:
             stats["tagger"] = tagger
             stats["tag_seconds"] = tag_seconds
         return ParsedTree(toks, float(score), stats)
+
+    def _arc_weight(self, neural: Any, tagger: str | None) -> float:
+        """The weight of the neural arc scores: the budget's `neural` if set, else
+        `arc_weight` when the accurate tagger tagged the sentence, else 0 (off)."""
+        if neural is None:
+            return self.arc_weight if tagger == ACCURATE and self.arc_scorer else 0.0
+        if isinstance(neural, bool) or not isinstance(neural, (int, float)) \
+                or not 0.0 <= neural <= NEURAL_MAX:
+            raise BudgetError(f"{NEURAL} must be a number in [0, {NEURAL_MAX:g}], "
+                              f"got {neural!r}")
+        if neural and self.arc_scorer is None:
+            raise BudgetError(f"model {self.name} has no neural arc scorer: {NEURAL} "
+                              "must be 0 or unset")
+        return float(neural)
 
     def parse_text(self, text: str, decoder: str = "greedy", budget: dict | None = None,
                    split: bool = True, tagger: str = FAST) -> list[ParsedTree]:

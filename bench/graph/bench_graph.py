@@ -7,6 +7,11 @@
   tags      UAS/LAS with gold vs predicted tags (jackknifed vs gold-tag training)
   retag     UAS/LAS and tokens/s of every decoder with predicted tags, with and without
             re-tagging by the parser (Pipeline.choose_tags)
+  neural    UAS/LAS and tokens/s of every graph decoder with gold vs predicted (accurate)
+            tags, over weights of the neural arc scores (budget `neural`): the tag gap
+            with the tag-free arc model, and its curve (PNG)
+  arccost   tokens/s of the neural arc scorer and of the accurate tagger alone (numpy,
+            one sentence per call), timed in alternation, and their ratio
   speed     tokens/s and seconds/token of parsing (model loaded, JIT warm) for mst and
             greedy at converge K = 10, 50, 300, with UAS: the accuracy/speed curve (PNG)
 
@@ -221,6 +226,98 @@ def cmd_retag(args) -> dict:
     return out
 
 
+def cmd_neural(args) -> dict:
+    """Per graph decoder and weight of the neural arc scores (`graph/neural_arcs.py`):
+    UAS/LAS with gold tags and with the accurate tagger's (re-tagging as the pipeline
+    does), and tokens/s (process time, tagging and arc scoring included)."""
+    import copy
+
+    pipe = Pipeline.load("en_ewt")
+    sents = load_dev(args.dev, args.limit)
+    decoders = [d for d in pipe.decoders() if d in args.decoders]
+    for s in sents[:20]:                       # JIT warm-up of every decoder
+        for dec in decoders:
+            pipe.parse_conllu(copy.deepcopy(s), dec, {"neural": 0.5}, tagger="accurate")
+    rows = []
+    print("| decoder | neural | gold UAS | gold LAS | predicted UAS | predicted LAS | gap "
+          "| tokens/s (predicted) |\n|---|---|---|---|---|---|---|---|")
+    for dec in decoders:
+        for w in args.weights:
+            row = {"decoder": dec, "neural": w}
+            for gold in (True, False):
+                tok = correct = lcorrect = 0
+                t0 = time.process_time()
+                for sent in sents:
+                    pred = copy.deepcopy(sent)
+                    pipe.parse_conllu(pred, dec, {"neural": w}, gold_tags=gold,
+                                      tagger="accurate")
+                    for g, p in zip(sent.words, pred.words):
+                        tok += 1
+                        correct += g.head == p.head
+                        lcorrect += g.head == p.head and g.deprel == p.deprel
+                kind = "gold" if gold else "predicted"
+                row[f"{kind}_UAS"] = round(100.0 * correct / tok, 2)
+                row[f"{kind}_LAS"] = round(100.0 * lcorrect / tok, 2)
+                row[f"{kind}_tokens_per_s"] = round(tok / (time.process_time() - t0))
+            row["gap"] = round(row["gold_UAS"] - row["predicted_UAS"], 2)
+            rows.append(row)
+            print(f"| {dec} | {w:g} | {row['gold_UAS']:.2f} | {row['gold_LAS']:.2f} | "
+                  f"{row['predicted_UAS']:.2f} | {row['predicted_LAS']:.2f} | {row['gap']:.2f} "
+                  f"| {row['predicted_tokens_per_s']:,} |", flush=True)
+    plot_neural(rows, HERE / "neural_curve.png")
+    return {"rows": rows, "arc_weight": pipe.arc_weight, "model_version": pipe.version}
+
+
+def cmd_arccost(args) -> dict:
+    """Process-time tokens/s of the arc scorer (`NeuralArcScorer.arc_bonus`) and of the
+    accurate tagger, sentence by sentence over dev, in alternation (3 rounds each)."""
+    pipe = Pipeline.load("en_ewt")
+    forms = [[w.form for w in s.words] for s in load_dev(args.dev, args.limit)]
+    n = sum(len(f) for f in forms)
+    jobs = {"arc_scorer": lambda f: pipe.arc_scorer.arc_bonus(f, pipe.tagger.type_strings,
+                                                              0.3),
+            "accurate_tagger": lambda f: pipe.accurate_tagger.tag(f),
+            "fast_tagger": lambda f: pipe.tagger.tag(f)}
+    for f in forms:                            # warm: the id cache is shared by both
+        for job in jobs.values():
+            job(f)
+    runs: dict[str, list[int]] = {k: [] for k in jobs}
+    for _ in range(3):
+        for name, job in jobs.items():
+            t0 = time.process_time()
+            for f in forms:
+                job(f)
+            runs[name].append(round(n / (time.process_time() - t0)))
+    out = {"tokens_per_s": runs,
+           "arc_scorer_vs_accurate_tagger": round(sum(runs["arc_scorer"])
+                                                  / sum(runs["accurate_tagger"]), 3)}
+    print(json.dumps(out, indent=1))
+    return out
+
+
+def plot_neural(rows, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for i, dec in enumerate(dict.fromkeys(r["decoder"] for r in rows)):
+        rs = [r for r in rows if r["decoder"] == dec]
+        color = f"C{i}"
+        ax.plot([r["neural"] for r in rs], [r["gold_UAS"] for r in rs], "o--", color=color,
+                label=f"{dec}, gold tags")
+        ax.plot([r["neural"] for r in rs], [r["predicted_UAS"] for r in rs], "s-", color=color,
+                label=f"{dec}, predicted tags")
+    ax.set_xlabel("weight of the neural arc scores (budget `neural`)")
+    ax.set_ylabel("UAS, en_ewt dev")
+    ax.set_title("Tag-free neural arc scores close the gold/predicted tag gap")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def cmd_speed(args) -> dict:
     model = Pipeline.load(args.model).graph
     data = encoded(load_dev(args.dev, args.limit), model)
@@ -284,7 +381,7 @@ def replot() -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("what", choices=("accuracy", "search", "speed", "pruning", "tags", "retag",
-                                    "replot"))
+                                    "neural", "arccost", "replot"))
     p.add_argument("--graphs", nargs="+", default=["models/pretrained/en_ewt/graph"],
                    help="tags: graph model directories to compare")
     p.add_argument("--model", default="en_ewt", help="third-order model (name or dir)")
@@ -294,19 +391,25 @@ def main() -> None:
     p.add_argument("--converge", type=int, nargs="+", default=[10, 50, 300])
     p.add_argument("--tagger", default="fast", choices=("fast", "accurate"),
                    help="tags, retag: the front-end tagger (results_*_accurate.json)")
+    p.add_argument("--weights", type=float, nargs="+", default=[0, 0.15, 0.3, 0.5, 0.75, 1.0],
+                   help="neural: weights of the neural arc scores")
+    p.add_argument("--decoders", nargs="+", default=["greedy", "mst", "sampling", "bgi"],
+                   help="neural: graph decoders to run")
     args = p.parse_args()
     if args.what == "replot":
         replot()
         return
     t0 = time.time()
     res = {"cmd_accuracy": cmd_accuracy, "cmd_search": cmd_search, "cmd_speed": cmd_speed,
-           "cmd_pruning": cmd_pruning, "cmd_tags": cmd_tags, "cmd_retag": cmd_retag}[
+           "cmd_pruning": cmd_pruning, "cmd_tags": cmd_tags, "cmd_retag": cmd_retag,
+           "cmd_neural": cmd_neural, "cmd_arccost": cmd_arccost}[
         f"cmd_{args.what}"](args)
     res["machine"] = machine()
     res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     res["wall_seconds"] = round(time.time() - t0, 1)
-    res["tagger"] = args.tagger
-    suffix = "" if args.tagger == "fast" else f"_{args.tagger}"
+    res["tagger"] = "accurate" if args.what in ("neural", "arccost") else args.tagger
+    suffix = "" if args.tagger == "fast" or args.what in ("neural", "arccost") \
+        else f"_{args.tagger}"
     (HERE / f"results_{args.what}{suffix}.json").write_text(json.dumps(res, indent=1) + "\n")
 
 

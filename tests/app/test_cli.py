@@ -96,3 +96,17 @@ def test_accurate_tags_with_the_accurate_tagger(model, pipe, ewt_dev_tokens):
         want = [list(zip(*pipe.tag(f, tagger)[:2])) for f in sents]
         assert got[tagger] == want, tagger
     assert got["fast"] != got["accurate"]
+
+
+def test_neural_flag_sets_the_arc_score_weight(model, pipe):
+    if pipe.arc_scorer is None:
+        pytest.skip("en_ewt has no neural arc scorer (models/pretrained/en_ewt/arcs/ missing)")
+    line = " ".join(WORDS) + "\n"
+    base = ("parse", "--model", str(model), "--input", "tokens", "--decoder", "mst")
+    r = deptree(*base, "--neural", "10", stdin=line)
+    assert r.returncode == 0, r.stderr
+    want = pipe.parse_words(WORDS, "mst", {"neural": 10.0})
+    assert [w.head for w in read_conllu_string(r.stdout)[0].words] == [
+        t.head for t in want.tokens]
+    bad = deptree(*base, "--neural", "20", stdin=line)
+    assert bad.returncode == 2 and "neural must be a number in [0, 10]" in bad.stderr

@@ -36,8 +36,9 @@ def test_models_lists_every_registered_decoder(http):
               "selectional": list(transition.BUDGET_FIELDS)}
     has_transition = "+t" in info["version"]   # the tiny test model has no transition parser
     assert set(info["decoders"]) == set(DECODERS) | ({"selectional"} if has_transition else set())
+    neural = ["neural"] if "+a" in info["version"] else []   # a model with arc scores
     for name, dec in info["decoders"].items():
-        assert dec["fields"] == fields[name]
+        assert dec["fields"] == fields[name] + (neural if name in DECODERS else [])
     assert info["version"] and info["language"] == "en" and "root" in info["labels"]
 
 
@@ -228,6 +229,40 @@ def test_unknown_or_unavailable_tagger_is_422_listing_the_models_taggers(http):
         assert "en_ewt has: " + ", ".join(taggers) in err["message"] and err["value"] == taggers
     r = http.post("/parse", json={"sentences": ["A cat."], "tagger": 1})
     assert r.status_code == 422 and r.json()["error"]["code"] == "wrong_type"
+
+
+def test_neural_arc_scores_are_a_budget_field_of_the_graph_decoders(http, ewt_dev_tokens):
+    info = http.get("/models").json()["models"]["en_ewt"]
+    if "neural" not in info["decoders"]["mst"]["fields"]:
+        pytest.skip("en_ewt has no neural arc scorer (models/pretrained/en_ewt/arcs/ missing)")
+    assert info["decoders"]["mst"]["defaults"]["neural"] is None
+    sents = ewt_dev_tokens(32)
+    off = http.post("/parse", json={"sentences": sents, "decoder": "mst"}).json()
+    assert off["budget"]["neural"] is None          # unset: off with the fast tagger
+    assert {s["stats"]["neural"] for s in off["sentences"]} == {0.0}
+    r = http.post("/parse", json={"sentences": sents, "decoder": "mst", "neural": 1.0})
+    assert r.status_code == 200, r.text
+    on = r.json()
+    assert on["budget"]["neural"] == 1.0 and not any(s["cached"] for s in on["sentences"])
+    assert {s["stats"]["neural"] for s in on["sentences"]} == {1.0}
+    assert all(is_tree(s) and s["stats"]["neural_seconds"] > 0 for s in on["sentences"])
+    assert heads(on) != heads(off)                  # 32 dev sentences: some trees change
+    if "accurate" in info["taggers"]:               # unset: the model's weight, accurate tags
+        acc = http.post("/parse", json={"sentences": sents[:2], "decoder": "greedy",
+                                        "tagger": "accurate"}).json()
+        assert all(s["stats"]["neural"] > 0 for s in acc["sentences"])
+    for bad in (-1, 11, "high", True):
+        r = http.post("/parse", json={"sentences": ["A cat."], "decoder": "mst", "neural": bad})
+        assert r.status_code == 422, (bad, r.text)
+        assert "neural" in r.json()["error"]["message"]
+    if "selectional" in info["decoders"]:
+        r = http.post("/parse", json={"sentences": ["A cat."], "decoder": "selectional",
+                                      "neural": 0.5})
+        assert r.status_code == 422 and r.json()["error"]["code"] == "field_not_applicable"
+
+
+def heads(resp: dict) -> list[list[int]]:
+    return [[t["head"] for t in s["tokens"]] for s in resp["sentences"]]
 
 
 def test_accurate_tagger_is_used_reported_and_cached_apart(http, ewt_dev_tokens):

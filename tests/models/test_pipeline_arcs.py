@@ -1,0 +1,70 @@
+"""The shipped pipeline's neural arc scores: the graph decoders' budget field `neural`."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from models.graph.decoders import DECODERS, BudgetError
+from models.pipeline import NEURAL, SELECTIONAL, Pipeline
+
+FORMS = "I saw the new Fiat Punto at the dealer 's yesterday .".split()
+
+
+@pytest.fixture(scope="module")
+def pipe():
+    p = Pipeline.load("en_ewt")
+    if p.arc_scorer is None:
+        pytest.skip("the shipped en_ewt has no neural arc scorer (models/pretrained/en_ewt/arcs)")
+    return p
+
+
+def test_graph_decoders_list_the_field_selectional_does_not(pipe):
+    decs = pipe.decoders()
+    for name in DECODERS:
+        assert NEURAL in decs[name]["fields"] and decs[name]["defaults"][NEURAL] is None
+    if SELECTIONAL in decs:
+        assert NEURAL not in decs[SELECTIONAL]["fields"]
+        with pytest.raises(BudgetError, match="graph decoders only"):
+            pipe.parse_words(FORMS, SELECTIONAL, {NEURAL: 0.5})
+    assert "+a" in pipe.version                   # answers depend on the arc model
+
+
+def test_unset_means_the_models_weight_with_the_accurate_tagger_only(pipe):
+    assert pipe.parse_words(FORMS, "mst", {}).stats[NEURAL] == 0.0
+    acc = pipe.parse_words(FORMS, "mst", {}, tagger="accurate")
+    assert acc.stats[NEURAL] == pipe.arc_weight > 0 and acc.stats["neural_seconds"] > 0
+    assert pipe.parse_words(FORMS, "mst", {NEURAL: 0}, tagger="accurate").stats[NEURAL] == 0.0
+    given = pipe.parse_words(FORMS, "mst", {}, upos=["X"] * len(FORMS), xpos=["X"] * len(FORMS))
+    assert given.stats[NEURAL] == 0.0             # tags given: no tagger, so off unless asked
+
+
+def test_a_large_weight_follows_the_arc_model_and_every_decoder_takes_it(pipe):
+    """At weight 10 the tag-free arc model decides: its trees hardly depend on the tags."""
+    fake = {"upos": ["NOUN"] * len(FORMS), "xpos": ["NN"] * len(FORMS)}
+    real = pipe.tag(FORMS)
+    for dec in DECODERS:
+        a = pipe.parse_words(FORMS, dec, {NEURAL: 10}, upos=real[0], xpos=real[1])
+        b = pipe.parse_words(FORMS, dec, {NEURAL: 10}, **fake)
+        assert a.stats[NEURAL] == 10.0
+        same = sum(x.head == y.head for x, y in zip(a.tokens, b.tokens))
+        assert same >= len(FORMS) - 2, dec
+    again = pipe.parse_words(FORMS, "greedy", {NEURAL: 0.5}, tagger="accurate")
+    assert [t.head for t in again.tokens] == [
+        t.head for t in pipe.parse_words(FORMS, "greedy", {NEURAL: 0.5}, tagger="accurate").tokens]
+
+
+def test_bad_weights_are_budget_errors(pipe):
+    for bad in (-0.1, 10.5, "high", True, [1]):
+        with pytest.raises(BudgetError, match="neural must be a number in"):
+            pipe.parse_words(FORMS, "mst", {NEURAL: bad})
+
+
+def test_a_model_without_arc_scorer_refuses_a_weight_and_lists_no_field(pipe):
+    plain = copy.copy(pipe)
+    plain.arc_scorer = None
+    assert all(NEURAL not in d["fields"] for d in plain.decoders().values())
+    assert plain.parse_words(FORMS, "mst", {NEURAL: 0}, tagger="accurate").stats[NEURAL] == 0
+    assert plain.parse_words(FORMS, "mst", {}, tagger="accurate").stats[NEURAL] == 0
+    with pytest.raises(BudgetError, match="no neural arc scorer"):
+        plain.parse_words(FORMS, "mst", {NEURAL: 0.5})
