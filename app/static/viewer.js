@@ -18,7 +18,7 @@ const STYLE = {
   wordSize: 15, posSize: 12, labelSize: 12, pad: 12, levelHeight: 24, minWidth: 36,
 };
 const NUMERIC = new Set(["restarts", "converge", "seed", "deadline_ms", "samples", "chains",
-  "beam", "swaps", "temperature", "cooling", "alpha", "beta"]);
+  "beam", "swaps", "temperature", "cooling", "alpha", "beta", "neural"]);
 
 const state = { catalogue: null, last: null };
 const $ = (id) => document.getElementById(id);
@@ -118,7 +118,7 @@ function buildBudget(side) {
     } else {
       if (typeof dflt === "number" || NUMERIC.has(field)) {
         input.type = "number";
-        input.step = Number.isInteger(dflt) && !["temperature", "cooling", "alpha", "beta"].includes(field) ? "1" : "any";
+        input.step = Number.isInteger(dflt) && !["temperature", "cooling", "alpha", "beta", "neural"].includes(field) ? "1" : "any";
         input.inputMode = "decimal";
       } else {
         input.type = "text";
