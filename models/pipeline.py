@@ -100,8 +100,8 @@ class Pipeline:
             v += f"+t{self.transition_version}"
         if self.frontend_version:
             v += f"+f{self.frontend_version}"
-        if self.arcs_version:
-            v += f"+a{self.arcs_version}"
+        if self.arcs_version:    # the weight too: answers with `neural` unset depend on it
+            v += f"+a{self.arcs_version}w{self.arc_weight:g}"
         if self.tagger is not None and self.tag_flips.get("flips"):  # answers depend on it
             v += "+r" + hashlib.sha256(json.dumps(self.tag_flips, sort_keys=True)
                                        .encode()).hexdigest()[:4]
