@@ -44,6 +44,10 @@ TAG_SECONDS_PER_TOKEN = Histogram(
     "deptree_tag_seconds_per_token", "tagging seconds (part of the decode seconds) divided by "
     "sentence length, by tagger (fast, accurate)", ["model", "tagger"],
     buckets=(1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2))
+ARC_SECONDS_PER_TOKEN = Histogram(
+    "deptree_arc_seconds_per_token", "neural arc scoring seconds (budget field `neural`; part "
+    "of the decode seconds) divided by sentence length", ["model"],
+    buckets=(1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2))
 RESTARTS_USED = Histogram(
     "deptree_restarts_used", "hill-climbing restarts used per sentence", MODEL_DECODER,
     buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000))
@@ -98,6 +102,8 @@ def observe_tree(model: str, decoder: str, tree: dict) -> None:
     if "tag_seconds" in stats and n:
         TAG_SECONDS_PER_TOKEN.labels(model, str(stats.get("tagger", ""))).observe(
             float(stats["tag_seconds"]) / n)
+    if "neural_seconds" in stats and n:
+        ARC_SECONDS_PER_TOKEN.labels(model).observe(float(stats["neural_seconds"]) / n)
     if "restarts_used" in stats:
         RESTARTS_USED.labels(model, decoder).observe(float(stats["restarts_used"]))
     if "branches" in stats:

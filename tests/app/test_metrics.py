@@ -28,7 +28,8 @@ def test_metrics_after_parsing(server):
                                           "decoder": decoder}).status_code == 200
         c.post("/parse", json={"sentences": [sent]})                  # a cache hit
         c.post("/parse", json={"sentences": []})                      # an error
-        taggers = c.get("/models").json()["models"]["en_ewt"]["taggers"]
+        info = c.get("/models").json()["models"]["en_ewt"]
+        taggers, arcs = info["taggers"], "neural" in info["decoders"]["mst"]["fields"]
         if "accurate" in taggers:
             assert c.post("/parse", json={"sentences": [sent], "decoder": "mst",
                                           "tagger": "accurate"}).status_code == 200
@@ -46,6 +47,9 @@ def test_metrics_after_parsing(server):
     if "accurate" in taggers:
         assert sample(text, "deptree_tag_seconds_per_token_count", model="en_ewt",
                       tagger="accurate") >= 1
+        if arcs:                   # with the accurate tagger the neural arc scores are on
+            assert sample(text, "deptree_arc_seconds_per_token_count", model="en_ewt") >= 1
+            assert sample(text, "deptree_arc_seconds_per_token_sum", model="en_ewt") > 0
     assert sample(text, "deptree_tokens_total", **md) >= 2
     assert sample(text, "deptree_sentences_total", **md) >= 2
     assert sample(text, "deptree_cache_hits_total") > 0

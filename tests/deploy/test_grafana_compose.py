@@ -103,7 +103,8 @@ def test_dashboard_covers_the_issue_panels():
             'deptree_restarts_used_bucket{decoder="greedy"',
             'deptree_branches_taken_bucket{decoder="selectional"', "deptree_queue_depth",
             "deptree_in_flight", "deptree_workers_up",
-            "sum by (tagger, le) (rate(deptree_tag_seconds_per_token_bucket"]
+            "sum by (tagger, le) (rate(deptree_tag_seconds_per_token_bucket",
+            "sum by (le) (rate(deptree_arc_seconds_per_token_bucket"]
     for w in want:
         assert w in exprs, w
 
