@@ -20,9 +20,14 @@ import numpy as np
 
 from models.conllu import read_conllu
 from models.graph.neural_arcs import NeuralArcScorer
-from models.text.neural_tagger import PAD, UNKNOWN, NeuralTagger
-from models.text.neural_tagger_train import (_batches, _import_jax, init_params,
-                                             make_encoder)
+from models.text.neural_tagger import PAD, NeuralTagger
+from models.text.neural_tagger_train import (
+    _batches,
+    _import_jax,
+    init_params,
+    make_encoder,
+    train_epoch,
+)
 from models.text.tagger import Tagger
 
 logger = logging.getLogger(__name__)
@@ -134,20 +139,10 @@ def train_arc_scorer(sentences: Sequence[Sequence[tuple[str, int]]], linear: Tag
     scorer = None
     for epoch in range(epochs):
         t0 = time.time()
-        batches = _batches(ids, heads, rng.permutation(len(ids)), batch_tokens, pad_row)
-        rng.shuffle(batches)
-        total = 0.0
-        for x, y, lengths, part in batches:
-            for j, i in enumerate(part):      # word dropout of the form columns
-                f = counts_of[i]
-                drop = rng.random(len(f)) < word_dropout / (word_dropout + f)
-                x[j, :len(f)][drop, :2] = UNKNOWN
-            key, k = jax.random.split(key)
-            params, state, loss = step(params, state, jnp.asarray(x), jnp.asarray(y),
-                                       jnp.asarray(lengths), k)
-            total += float(loss)
+        params, state, key, loss = train_epoch(step, params, state, key, ids, heads, counts_of,
+                                               rng, batch_tokens, pad_row, word_dropout)
         scorer = NeuralArcScorer(inputs, {k: np.asarray(v) for k, v in params.items()}, meta)
-        row = {"epoch": epoch + 1, "loss": round(total / len(batches), 4),
+        row = {"epoch": epoch + 1, "loss": round(loss, 4),
                "seconds": round(time.time() - t0, 1)}
         if dev:
             row["dev_uas_argmax"] = argmax_uas(scorer, dev_ids, dev_heads)

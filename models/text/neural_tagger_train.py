@@ -157,6 +157,29 @@ def _batches(ids: list[np.ndarray], gold: list[np.ndarray], order: Sequence[int]
     return out
 
 
+def train_epoch(step, params, state, key, ids: list[np.ndarray], gold: list[np.ndarray],
+                counts_of: list[np.ndarray], rng: np.random.Generator, batch_tokens: int,
+                pad_row: np.ndarray, word_dropout: float) -> tuple:
+    """One pass over shuffled length-bucketed batches with word dropout: the form and
+    lowercase ids of a word seen f times become UNKNOWN with probability a / (a + f).
+    `step(params, state, x, y, lengths, key) -> (params, state, loss)` is the jitted
+    update. Returns (params, state, key, mean batch loss)."""
+    jax, jnp, _ = _import_jax()
+    batches = _batches(ids, gold, rng.permutation(len(ids)), batch_tokens, pad_row)
+    rng.shuffle(batches)
+    total = 0.0
+    for x, y, lengths, part in batches:
+        for j, i in enumerate(part):
+            f = counts_of[i]
+            drop = rng.random(len(f)) < word_dropout / (word_dropout + f)
+            x[j, :len(f)][drop, :2] = UNKNOWN
+        key, k = jax.random.split(key)
+        params, state, loss = step(params, state, jnp.asarray(x), jnp.asarray(y),
+                                   jnp.asarray(lengths), k)
+        total += float(loss)
+    return params, state, key, total / len(batches)
+
+
 def train_neural_tagger(sentences: Sequence[Sequence[Sequence[str]]], linear: Tagger,
                         vectors: WordVectors, *, hidden: int = 256, layers: int = 2,
                         epochs: int = 20, seed: int = 0, learning_rate: float = 2e-3,
@@ -232,22 +255,12 @@ def train_neural_tagger(sentences: Sequence[Sequence[Sequence[str]]], linear: Ta
     tagger = None
     for epoch in range(epochs):
         t0 = time.time()
-        batches = _batches(ids, gold, rng.permutation(len(ids)), batch_tokens, pad_row)
-        rng.shuffle(batches)
-        total = 0.0
-        for x, y, lengths, part in batches:
-            for j, i in enumerate(part):      # word dropout of the form columns
-                f = counts_of[i]
-                drop = rng.random(len(f)) < word_dropout / (word_dropout + f)
-                x[j, :len(f)][drop, :2] = UNKNOWN
-            key, k = jax.random.split(key)
-            params, state, loss = step(params, state, jnp.asarray(x), jnp.asarray(y),
-                                       jnp.asarray(lengths), k)
-            total += float(loss)
+        params, state, key, loss = train_epoch(step, params, state, key, ids, gold, counts_of,
+                                               rng, batch_tokens, pad_row, word_dropout)
         tagger = NeuralTagger(classes, vocab, {k: np.asarray(v) for k, v in params.items()},
                               vectors, {"columns": columns, "hidden": hidden,
                                         "layers": layers, "epochs": epochs, "seed": seed})
-        row = {"epoch": epoch + 1, "loss": round(total / len(batches), 4),
+        row = {"epoch": epoch + 1, "loss": round(loss, 4),
                "seconds": round(time.time() - t0, 1)}
         if dev:
             row.update(_dev_figures(tagger, dev_ids, dev_gold, dev_linear, classes))
