@@ -24,8 +24,10 @@ from models.text.neural_tagger import PAD, NeuralTagger
 from models.text.neural_tagger_train import (
     _batches,
     _import_jax,
+    cached_type_strings,
     init_params,
     make_encoder,
+    make_step,
     train_epoch,
 )
 from models.text.tagger import Tagger
@@ -89,13 +91,7 @@ def train_arc_scorer(sentences: Sequence[Sequence[tuple[str, int]]], linear: Tag
     jax, jnp, optax = _import_jax()
     say = progress or logger.info
     columns = list(inputs.meta["columns"])      # names: the embedding widths follow them
-    strings: dict[str, list[str]] = {}
-
-    def strings_of(forms: list[str]) -> list[list[str]]:
-        for f in forms:
-            if f not in strings:
-                strings[f] = linear.type_strings([f])[0]
-        return [strings[f] for f in forms]
+    strings_of = cached_type_strings(linear)
 
     def encode(sents):
         ids = [inputs.ids([w[0] for w in s], strings_of) for s in sents]
@@ -120,17 +116,11 @@ def train_arc_scorer(sentences: Sequence[Sequence[tuple[str, int]]], linear: Tag
                                  b2=0.9))
     state = opt.init(params)
 
-    def loss_fn(p, x, y, lengths, k):
+    def token_nll(p, x, y, lengths, k):
         lp = forward(p, x, lengths, k, keep_input, keep_hidden)
-        mask = jnp.arange(x.shape[1])[None, :] < lengths[:, None]
-        nll = -jnp.take_along_axis(lp, y[:, :, None], -1)[:, :, 0]
-        return jnp.sum(nll * mask) / jnp.sum(mask)
+        return -jnp.take_along_axis(lp, y[:, :, None], -1)[:, :, 0]
 
-    @jax.jit
-    def step(p, state, x, y, lengths, k):
-        loss, grads = jax.value_and_grad(loss_fn)(p, x, y, lengths, k)
-        updates, state = opt.update(grads, state, p)
-        return optax.apply_updates(p, updates), state, loss
+    step = make_step(opt, token_nll)
 
     dev_ids, dev_heads = encode(dev) if dev else (None, None)
     meta = {"hidden": hidden, "layers": layers, "arc_dims": arc_dims, "epochs": epochs,

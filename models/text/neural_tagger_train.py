@@ -49,6 +49,20 @@ def _import_jax():
     return jax, jnp, optax
 
 
+def cached_type_strings(linear: Tagger) -> Callable[[list[str]], list[list[str]]]:
+    """`linear.type_strings` of a list of forms, each form's computed once: training
+    reads every sentence each epoch."""
+    strings: dict[str, list[str]] = {}
+
+    def strings_of(forms: list[str]) -> list[list[str]]:
+        for f in forms:
+            if f not in strings:
+                strings[f] = linear.type_strings([f])[0]
+        return [strings[f] for f in forms]
+
+    return strings_of
+
+
 def init_params(key, columns: list[str], vocab: list[list[str]], vector_dims: int,
                 vector_scale: float, hidden: int, layers: int, n_classes: int) -> dict:
     jax, jnp, _ = _import_jax()
@@ -157,6 +171,25 @@ def _batches(ids: list[np.ndarray], gold: list[np.ndarray], order: Sequence[int]
     return out
 
 
+def make_step(opt, token_nll):
+    """The jitted update `step(params, state, x, y, lengths, key) -> (params, state,
+    loss)` of optimizer `opt` on the mean of token_nll(params, x, y, lengths, key)
+    [B, T] over the real (unpadded) tokens."""
+    jax, jnp, optax = _import_jax()
+
+    def loss_fn(p, x, y, lengths, k):
+        mask = jnp.arange(x.shape[1])[None, :] < lengths[:, None]
+        return jnp.sum(token_nll(p, x, y, lengths, k) * mask) / jnp.sum(mask)
+
+    @jax.jit
+    def step(p, state, x, y, lengths, k):
+        loss, grads = jax.value_and_grad(loss_fn)(p, x, y, lengths, k)
+        updates, state = opt.update(grads, state, p)
+        return optax.apply_updates(p, updates), state, loss
+
+    return step
+
+
 def train_epoch(step, params, state, key, ids: list[np.ndarray], gold: list[np.ndarray],
                 counts_of: list[np.ndarray], rng: np.random.Generator, batch_tokens: int,
                 pad_row: np.ndarray, word_dropout: float) -> tuple:
@@ -191,18 +224,12 @@ def train_neural_tagger(sentences: Sequence[Sequence[Sequence[str]]], linear: Ta
     """Train on sentences of (form, upos, xpos, ...) tuples, over `linear`'s word
     strings and classes. Returns the tagger, the ensemble weight (the best of
     `WEIGHTS` on dev after the last epoch, 6 without dev) and per-epoch figures."""
-    jax, jnp, optax = _import_jax()
+    jax, _, optax = _import_jax()
     say = progress or logger.info
     columns = _columns(linear)
     classes = [tuple(c) for c in linear.classes]
     cindex = {c: i for i, c in enumerate(classes)}
-    strings: dict[str, list[str]] = {}
-
-    def strings_of(forms: list[str]) -> list[list[str]]:
-        for f in forms:
-            if f not in strings:
-                strings[f] = linear.type_strings([f])[0]
-        return [strings[f] for f in forms]
+    strings_of = cached_type_strings(linear)
 
     counts = [Counter() for _ in columns]
     freq = Counter()
@@ -235,17 +262,11 @@ def train_neural_tagger(sentences: Sequence[Sequence[Sequence[str]]], linear: Ta
     opt = optax.adam(schedule)
     state = opt.init(params)
 
-    def loss_fn(p, x, y, lengths, k):
-        logits = forward(p, x, lengths, k, keep_input, keep_hidden)
-        mask = jnp.arange(x.shape[1])[None, :] < lengths[:, None]
-        nll = optax.softmax_cross_entropy_with_integer_labels(logits, y)
-        return jnp.sum(nll * mask) / jnp.sum(mask)
+    def token_nll(p, x, y, lengths, k):
+        return optax.softmax_cross_entropy_with_integer_labels(
+            forward(p, x, lengths, k, keep_input, keep_hidden), y)
 
-    @jax.jit
-    def step(p, state, x, y, lengths, k):
-        loss, grads = jax.value_and_grad(loss_fn)(p, x, y, lengths, k)
-        updates, state = opt.update(grads, state, p)
-        return optax.apply_updates(p, updates), state, loss
+    step = make_step(opt, token_nll)
 
     dev_ids = dev_gold = dev_linear = None
     if dev:
