@@ -35,6 +35,7 @@ from models.graph.decoders import GREEDY_DEFAULTS
 from models.pipeline import Pipeline
 
 HERE = Path(__file__).resolve().parent
+SHIPPED_GRAPH = "models/pretrained/en_ewt/graph"
 DEV = HERE.parents[1].parent / "shared" / "data" / "en_ewt" / "dev.conllu"
 
 
@@ -232,7 +233,11 @@ def cmd_neural(args) -> dict:
     does), and tokens/s (process time, tagging and arc scoring included)."""
     import copy
 
+    from models.graph.model import GraphModel
+
     pipe = Pipeline.load("en_ewt")
+    if args.graphs != [SHIPPED_GRAPH]:         # another graph model with the same front-end
+        pipe.graph = GraphModel.load(args.graphs[0])
     sents = load_dev(args.dev, args.limit)
     decoders = [d for d in pipe.decoders() if d in args.decoders]
     for s in sents[:20]:                       # JIT warm-up of every decoder
@@ -264,8 +269,10 @@ def cmd_neural(args) -> dict:
             print(f"| {dec} | {w:g} | {row['gold_UAS']:.2f} | {row['gold_LAS']:.2f} | "
                   f"{row['predicted_UAS']:.2f} | {row['predicted_LAS']:.2f} | {row['gap']:.2f} "
                   f"| {row['predicted_tokens_per_s']:,} |", flush=True)
-    plot_neural(rows, HERE / "neural_curve.png")
-    return {"rows": rows, "arc_weight": pipe.arc_weight, "model_version": pipe.version}
+    if args.graphs == [SHIPPED_GRAPH]:
+        plot_neural(rows, HERE / "neural_curve.png")
+    return {"rows": rows, "arc_weight": pipe.arc_weight, "model_version": pipe.version,
+            "graph": args.graphs[0]}
 
 
 def cmd_arccost(args) -> dict:
@@ -382,8 +389,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("what", choices=("accuracy", "search", "speed", "pruning", "tags", "retag",
                                     "neural", "arccost", "replot"))
-    p.add_argument("--graphs", nargs="+", default=["models/pretrained/en_ewt/graph"],
-                   help="tags: graph model directories to compare")
+    p.add_argument("--graphs", nargs="+", default=[SHIPPED_GRAPH],
+                   help="tags: graph model directories to compare; neural: the graph model "
+                        "(results_neural_<its directory name>.json unless the shipped one)")
     p.add_argument("--model", default="en_ewt", help="third-order model (name or dir)")
     p.add_argument("--o1", default="runs/en_ewt_o1", help="first-order model dir")
     p.add_argument("--dev", type=Path, default=DEV)
@@ -410,6 +418,8 @@ def main() -> None:
     res["tagger"] = "accurate" if args.what in ("neural", "arccost") else args.tagger
     suffix = "" if args.tagger == "fast" or args.what in ("neural", "arccost") \
         else f"_{args.tagger}"
+    if args.what == "neural" and args.graphs != [SHIPPED_GRAPH]:
+        suffix = f"_{Path(args.graphs[0]).name}"
     (HERE / f"results_{args.what}{suffix}.json").write_text(json.dumps(res, indent=1) + "\n")
 
 
