@@ -352,7 +352,8 @@ class Pipeline:
         """The weight of the neural arc scores: the budget's `neural` if set, else
         `arc_weight` when the accurate tagger tagged the sentence, else 0 (off)."""
         if neural is None:
-            return self.arc_weight if tagger == ACCURATE and self.arc_scorer else 0.0
+            return self.arc_weight if tagger == ACCURATE and self.arc_scorer is not None \
+                else 0.0
         if isinstance(neural, bool) or not isinstance(neural, (int, float)) \
                 or not 0.0 <= neural <= NEURAL_MAX:
             raise BudgetError(f"{NEURAL} must be a number in [0, {NEURAL_MAX:g}], "
