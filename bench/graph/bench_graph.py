@@ -7,8 +7,8 @@
   tags      UAS/LAS with gold vs predicted tags (jackknifed vs gold-tag training)
   retag     UAS/LAS and tokens/s of every decoder with predicted tags, with and without
             re-tagging by the parser (Pipeline.choose_tags)
-  neural    UAS/LAS and tokens/s of every graph decoder with gold vs predicted (accurate)
-            tags, over weights of the neural arc scores (budget `neural`): the tag gap
+  neural    UAS/LAS and tokens/s of every graph decoder with gold vs predicted tags
+            (`--tagger`, default accurate), over weights of the neural arc scores (budget `neural`): the tag gap
             with the tag-free arc model, and its curve (PNG)
   arccost   tokens/s of the neural arc scorer and of the accurate tagger alone (numpy,
             one sentence per call), timed in alternation, and their ratio
@@ -229,8 +229,7 @@ def cmd_retag(args) -> dict:
 
 def cmd_neural(args) -> dict:
     """Per graph decoder and weight of the neural arc scores (`graph/neural_arcs.py`):
-    UAS/LAS with gold tags and with the accurate tagger's (re-tagging as the pipeline
-    does), and tokens/s (process time, tagging and arc scoring included)."""
+    UAS/LAS with gold tags and with the --tagger's (re-tagging as the pipeline does), and tokens/s (process time, tagging and arc scoring included)."""
     import copy
 
     from models.graph.model import GraphModel
@@ -242,7 +241,7 @@ def cmd_neural(args) -> dict:
     decoders = [d for d in pipe.decoders() if d in args.decoders]
     for s in sents[:20]:                       # JIT warm-up of every decoder
         for dec in decoders:
-            pipe.parse_conllu(copy.deepcopy(s), dec, {"neural": 0.5}, tagger="accurate")
+            pipe.parse_conllu(copy.deepcopy(s), dec, {"neural": 0.5}, tagger=args.tagger)
     rows = []
     print("| decoder | neural | gold UAS | gold LAS | predicted UAS | predicted LAS | gap "
           "| tokens/s (predicted) |\n|---|---|---|---|---|---|---|---|")
@@ -255,7 +254,7 @@ def cmd_neural(args) -> dict:
                 for sent in sents:
                     pred = copy.deepcopy(sent)
                     pipe.parse_conllu(pred, dec, {"neural": w}, gold_tags=gold,
-                                      tagger="accurate")
+                                      tagger=args.tagger)
                     for g, p in zip(sent.words, pred.words):
                         tok += 1
                         correct += g.head == p.head
@@ -269,7 +268,7 @@ def cmd_neural(args) -> dict:
             print(f"| {dec} | {w:g} | {row['gold_UAS']:.2f} | {row['gold_LAS']:.2f} | "
                   f"{row['predicted_UAS']:.2f} | {row['predicted_LAS']:.2f} | {row['gap']:.2f} "
                   f"| {row['predicted_tokens_per_s']:,} |", flush=True)
-    if args.graphs == [SHIPPED_GRAPH]:
+    if args.graphs == [SHIPPED_GRAPH] and args.tagger == "accurate":
         plot_neural(rows, HERE / "neural_curve.png")
     return {"rows": rows, "arc_weight": pipe.arc_weight, "model_version": pipe.version,
             "graph": args.graphs[0]}
@@ -397,13 +396,15 @@ def main() -> None:
     p.add_argument("--dev", type=Path, default=DEV)
     p.add_argument("--limit", type=int, default=None, help="random subset of dev sentences")
     p.add_argument("--converge", type=int, nargs="+", default=[10, 50, 300])
-    p.add_argument("--tagger", default="fast", choices=("fast", "accurate"),
-                   help="tags, retag: the front-end tagger (results_*_accurate.json)")
+    p.add_argument("--tagger", choices=("fast", "accurate"),
+                   help="tags, retag (default fast; results_*_accurate.json), neural (default "
+                        "accurate; results_neural_fast.json): the front-end tagger")
     p.add_argument("--weights", type=float, nargs="+", default=[0, 0.15, 0.3, 0.5, 0.75, 1.0],
                    help="neural: weights of the neural arc scores")
     p.add_argument("--decoders", nargs="+", default=["greedy", "mst", "sampling", "bgi"],
                    help="neural: graph decoders to run")
     args = p.parse_args()
+    args.tagger = args.tagger or ("accurate" if args.what == "neural" else "fast")
     if args.what == "replot":
         replot()
         return
@@ -415,11 +416,14 @@ def main() -> None:
     res["machine"] = machine()
     res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     res["wall_seconds"] = round(time.time() - t0, 1)
-    res["tagger"] = "accurate" if args.what in ("neural", "arccost") else args.tagger
-    suffix = "" if args.tagger == "fast" or args.what in ("neural", "arccost") \
-        else f"_{args.tagger}"
-    if args.what == "neural" and args.graphs != [SHIPPED_GRAPH]:
-        suffix = f"_{Path(args.graphs[0]).name}"
+    res["tagger"] = args.tagger
+    suffix = "" if args.tagger == "fast" else f"_{args.tagger}"
+    if args.what == "arccost":
+        suffix = ""
+    elif args.what == "neural":
+        suffix = "" if args.tagger == "accurate" else f"_{args.tagger}"
+        if args.graphs != [SHIPPED_GRAPH]:
+            suffix += f"_{Path(args.graphs[0]).name}"
     (HERE / f"results_{args.what}{suffix}.json").write_text(json.dumps(res, indent=1) + "\n")
 
 
