@@ -90,7 +90,9 @@ class Engine:
             out[key] = {"name": pipe.name, "source": self.sources.get(key, key),
                         "version": pipe.version, "language": pipe.language,
                         "labels": pipe.labels, "decoders": pipe.decoders(), "components": comps,
-                        "taggers": pipe.taggers}
+                        "taggers": pipe.taggers,
+                        # what `neural` unset means with the accurate tagger (None: no arcs)
+                        "arc_weight": pipe.arc_weight if pipe.arc_scorer is not None else None}
         return out
 
     def info(self) -> dict[str, Any]:

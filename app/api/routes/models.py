@@ -18,8 +18,10 @@ router = APIRouter(prefix="/models", tags=["models"])
 async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
     """`models` is keyed by name (as UDPipe's /models is), each entry with `version`,
     `language`, `labels`, `components`, `taggers` (what a request's `tagger` may be:
-    [], ["fast"] or ["fast", "accurate"]) and `decoders` -> {fields, defaults}; the
-    defaults include the settings' `default_budget`."""
+    [], ["fast"] or ["fast", "accurate"]), `arc_weight` (the weight of the neural arc
+    scores when the graph decoders' `neural` is unset and the accurate tagger tags; null
+    for a model without them) and `decoders` -> {fields, defaults}; the defaults include
+    the settings' `default_budget`."""
     cat = dispatcher.catalogue()
     models = {}
     for name, info in cat.items():
