@@ -8,8 +8,8 @@
   retag     UAS/LAS and tokens/s of every decoder with predicted tags, with and without
             re-tagging by the parser (Pipeline.choose_tags)
   neural    UAS/LAS and tokens/s of every graph decoder with gold vs predicted tags
-            (`--tagger`, default accurate), over weights of the neural arc scores (budget `neural`): the tag gap
-            with the tag-free arc model, and its curve (PNG)
+            (`--tagger`, default accurate), over weights of the neural arc scores
+            (budget `neural`): the tag gap with the tag-free arc model, and its curve (PNG)
   arccost   tokens/s of the neural arc scorer and of the accurate tagger alone (numpy,
             one sentence per call), timed in alternation, and their ratio
   speed     tokens/s and seconds/token of parsing (model loaded, JIT warm) for mst and
@@ -166,11 +166,26 @@ def cmd_pruning(args) -> dict:
     return out
 
 
+def parse_dev(pipe, sents, decoder: str, budget: dict, gold_tags: bool, tagger: str):
+    """(models.evaluate report, process seconds) of the pipeline's parses of copies of
+    `sents`: with their gold tags, or tagged by `tagger` as the pipeline does."""
+    import copy
+
+    from models.evaluate import evaluate_sentences
+
+    preds = []
+    t0 = time.process_time()
+    for sent in sents:
+        pred = copy.deepcopy(sent)
+        pipe.parse_conllu(pred, decoder, budget, gold_tags=gold_tags, tagger=tagger)
+        preds.append(pred)
+    seconds = time.process_time() - t0
+    return evaluate_sentences(sents, preds, validate=False), seconds
+
+
 def cmd_tags(args) -> dict:
     """UAS/LAS with gold tags vs the model's own predicted tags, for each graph model
     in --graphs (the en_ewt front-end tags them): the jackknifing benchmark."""
-    import copy
-
     from models.graph.model import GraphModel
 
     pipe = Pipeline.load("en_ewt")
@@ -179,17 +194,10 @@ def cmd_tags(args) -> dict:
     for path in args.graphs:
         pipe.graph = GraphModel.load(path)
         for gold in (True, False):
-            tok = correct = lcorrect = 0
-            for sent in sents:
-                pred = copy.deepcopy(sent)
-                pipe.parse_conllu(pred, "greedy", {}, gold_tags=gold, tagger=args.tagger)
-                for g, p in zip(sent.words, pred.words):
-                    tok += 1
-                    correct += g.head == p.head
-                    lcorrect += g.head == p.head and g.deprel == p.deprel
+            report, _ = parse_dev(pipe, sents, "greedy", {}, gold, args.tagger)
             key = f"{path} {'gold' if gold else 'predicted'} tags"
-            out[key] = {"UAS": round(100.0 * correct / tok, 2),
-                        "LAS": round(100.0 * lcorrect / tok, 2)}
+            out[key] = {"UAS": round(100.0 * report.uas, 2),
+                        "LAS": round(100.0 * report.las, 2)}
             print(f"| {path} | {'gold' if gold else 'predicted'} | {out[key]['UAS']:.2f} | "
                   f"{out[key]['LAS']:.2f} |", flush=True)
     return out
@@ -229,7 +237,8 @@ def cmd_retag(args) -> dict:
 
 def cmd_neural(args) -> dict:
     """Per graph decoder and weight of the neural arc scores (`graph/neural_arcs.py`):
-    UAS/LAS with gold tags and with the --tagger's (re-tagging as the pipeline does), and tokens/s (process time, tagging and arc scoring included)."""
+    UAS/LAS with gold tags and with the --tagger's (re-tagging as the pipeline does),
+    and tokens/s (process time, tagging and arc scoring included)."""
     import copy
 
     from models.graph.model import GraphModel
@@ -249,20 +258,11 @@ def cmd_neural(args) -> dict:
         for w in args.weights:
             row = {"decoder": dec, "neural": w}
             for gold in (True, False):
-                tok = correct = lcorrect = 0
-                t0 = time.process_time()
-                for sent in sents:
-                    pred = copy.deepcopy(sent)
-                    pipe.parse_conllu(pred, dec, {"neural": w}, gold_tags=gold,
-                                      tagger=args.tagger)
-                    for g, p in zip(sent.words, pred.words):
-                        tok += 1
-                        correct += g.head == p.head
-                        lcorrect += g.head == p.head and g.deprel == p.deprel
+                report, seconds = parse_dev(pipe, sents, dec, {"neural": w}, gold, args.tagger)
                 kind = "gold" if gold else "predicted"
-                row[f"{kind}_UAS"] = round(100.0 * correct / tok, 2)
-                row[f"{kind}_LAS"] = round(100.0 * lcorrect / tok, 2)
-                row[f"{kind}_tokens_per_s"] = round(tok / (time.process_time() - t0))
+                row[f"{kind}_UAS"] = round(100.0 * report.uas, 2)
+                row[f"{kind}_LAS"] = round(100.0 * report.las, 2)
+                row[f"{kind}_tokens_per_s"] = round(report.all.words / seconds)
             row["gap"] = round(row["gold_UAS"] - row["predicted_UAS"], 2)
             rows.append(row)
             print(f"| {dec} | {w:g} | {row['gold_UAS']:.2f} | {row['gold_LAS']:.2f} | "
