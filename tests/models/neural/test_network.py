@@ -1,0 +1,132 @@
+"""The neural analyser: numpy inference against the JAX training graph, files, caches."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from models.conllu import read_conllu
+from models.errors import ModelError
+from models.neural.network import LOGP_FLOOR, NeuralAnalyser
+from models.neural.vocab import Lookup, Vocab
+from models.text.word_vectors import WordVectors
+
+jax = pytest.importorskip("jax")
+from models.neural import train as T  # noqa: E402  (needs jax)
+
+TINY = os.path.join(os.path.dirname(__file__), "..", "text", "data", "tiny.conllu")
+CFG = T.NeuralConfig(word_dim=8, char_dim=4, char_filters=6, vector_dim=5, hidden=5,
+                     layers=2, arc_dim=7, label_dim=3, epochs=1, batch_tokens=64)
+
+
+def _words(sents):
+    return [[(w.form, w.upos, w.xpos, w.feats, w.head, w.deprel) for w in s.words]
+            for s in sents]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    sents = _words(read_conllu(TINY))
+    vocab = Vocab.build([[(w[0], w[1], w[2], w[3], w[5]) for w in s] for s in sents])
+    forms = sorted({w[0] for s in sents for w in s})
+    vectors = WordVectors.build(forms, np.random.default_rng(0).normal(size=(len(forms), 9)),
+                                dims=6)
+    params = T.init_params(jax.random.PRNGKey(0), vocab, CFG, vectors)
+    rng = np.random.default_rng(1)     # no zero matrices: every term of the model counts
+    params = {k: np.asarray(v) + rng.normal(0, 0.3, np.shape(v)).astype(np.float32)
+              for k, v in params.items()}
+    return sents, vocab, vectors, params
+
+
+def test_numpy_inference_equals_the_jax_forward_pass(tiny):
+    """Two sentences packed in one JAX batch row (the second after the first) give
+    each the numpy analyser's figures for that sentence alone."""
+    sents, vocab, vectors, params = tiny
+    a, b = sents[0], sents[3]
+    an = NeuralAnalyser(vocab, params, vectors)
+    enc = T.Encoded([a, b], Lookup(vocab), vectors)
+    batch = enc.arrays([[0, 1]], 64, None, 0.0)
+    out = T.make_forward(vectors.table, CFG.layers)(
+        params, T._device(batch), None, 1.0, 1.0)
+    heads = np.asarray(batch["heads"])
+    lab = np.asarray(jax.nn.log_softmax(T.label_scores(params, out["lab_head"],
+                                                        out["lab_dep"], heads)))
+    at = 0
+    for s in (a, b):
+        n = len(s)
+        mine = an.analyze([w[0] for w in s])
+        rows = slice(at, at + n)
+        np.testing.assert_allclose(np.asarray(out["tag"])[0, rows], mine.tag_logp, atol=2e-4)
+        np.testing.assert_allclose(np.asarray(out["feats"])[0, rows], mine.feats_logp,
+                                   atol=2e-4)
+        arc = np.asarray(out["arc"])[0, rows]                       # [n, T + 1]
+        cols = [0] + list(range(at + 1, at + n + 1))                 # root, the sentence
+        np.testing.assert_allclose(np.where(np.isfinite(mine.arc_logp[:, 1:].T),
+                                            arc[:, cols], 0.0),
+                                   np.where(np.isfinite(mine.arc_logp[:, 1:].T),
+                                            mine.arc_logp[:, 1:].T, 0.0), atol=2e-4)
+        assert np.all(arc[:, [c for c in range(arc.shape[1]) if c not in cols]] < -1e8)
+        gold = [w[4] for w in s]
+        np.testing.assert_allclose(lab[0, rows], an.label_logp(mine, gold), atol=2e-4)
+        at += n
+
+
+def test_save_and_load_keep_the_analysis(tiny, tmp_path):
+    sents, vocab, vectors, params = tiny
+    an = NeuralAnalyser(vocab, params, vectors, {"note": "x"})
+    an.save(str(tmp_path))
+    back = NeuralAnalyser.load(str(tmp_path))
+    assert back.vocab == vocab and back.meta["note"] == "x"
+    forms = [w[0] for w in sents[2]]
+    np.testing.assert_allclose(back.analyze(forms).arc_logp, an.analyze(forms).arc_logp,
+                               atol=0.05)      # float16 weights on disk
+
+
+def test_a_missing_file_or_another_format_is_named(tiny, tmp_path):
+    sents, vocab, vectors, params = tiny
+    NeuralAnalyser(vocab, params, vectors).save(str(tmp_path))
+    (tmp_path / "vectors.npz").unlink()
+    with pytest.raises(ModelError, match="vectors.npz is missing"):
+        NeuralAnalyser.load(str(tmp_path))
+    header = json.loads((tmp_path / "analyser.json").read_text())
+    (tmp_path / "analyser.json").write_text(json.dumps({**header, "format_version": 99}))
+    with pytest.raises(ModelError, match="format 99"):
+        NeuralAnalyser.load(str(tmp_path))
+    with pytest.raises(ModelError, match="analyser.json is missing"):
+        NeuralAnalyser.load(str(tmp_path / "nothing"))
+
+
+def test_batches_and_the_cache_give_the_same_analysis(tiny):
+    sents, vocab, vectors, params = tiny
+    an = NeuralAnalyser(vocab, params, vectors)
+    forms = [[w[0] for w in s] for s in sents[:6]]
+    alone = [NeuralAnalyser(vocab, params, vectors).analyze(f) for f in forms]
+    together = an.analyze_batch(forms)
+    for x, y in zip(alone, together):
+        np.testing.assert_allclose(x.arc_logp, y.arc_logp, atol=1e-5)
+        np.testing.assert_allclose(x.tag_logp, y.tag_logp, atol=1e-5)
+    assert an.analyze(forms[2]) is together[2]            # from the cache, not recomputed
+
+
+def test_arc_bonus_floors_unlikely_arcs(tiny):
+    sents, vocab, vectors, params = tiny
+    an = NeuralAnalyser(vocab, params, vectors)
+    a = an.analyze([w[0] for w in sents[0]])
+    bonus = an.arc_bonus(a, 0.5)
+    assert np.all(bonus >= 0.5 * LOGP_FLOOR) and np.all(bonus <= 0)
+    assert np.all(bonus[:, 0] == 0) and np.all(np.diag(bonus) == 0)
+
+
+def test_training_lowers_the_loss_and_resumes_from_its_checkpoint(tiny, tmp_path):
+    sents = tiny[0]
+    cfg = T.NeuralConfig(**{**CFG.__dict__, "epochs": 2})
+    first = T.train_analyser(sents[:40], sents[40:50], cfg, checkpoint_dir=tmp_path)
+    hist = first.meta["history"]
+    assert len(hist) == 2 and hist[1]["loss"] < hist[0]["loss"]
+    assert (tmp_path / "checkpoint-neural.npz").exists()
+    cfg3 = T.NeuralConfig(**{**CFG.__dict__, "epochs": 3})
+    again = T.train_analyser(sents[:40], sents[40:50], cfg3, checkpoint_dir=tmp_path)
+    assert [r["epoch"] for r in again.meta["history"]] == [1, 2, 3]
+    assert again.meta["history"][:2] == hist            # epochs 1-2 read, not rerun
