@@ -11,6 +11,7 @@ Words are keyed by `wordclasses.word_key` (crc32 of the lowercase form).
 """
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -90,6 +91,39 @@ class WordVectors:
         words = data["words"][:max_words]         # most frequent first
         vectors = np.array([data["vectors"][w][:n_dims] for w in words], np.float32)
         return cls.build(words, vectors, dims, source)
+
+    @classmethod
+    def read(cls, path: str, max_words: int = 100_000, dims: int = 64) -> WordVectors:
+        """Vectors of any of the usual files: the wink npm package (.tgz or its JSON),
+        or the word2vec / fastText text format (`.vec`, `.txt`, optionally gzipped: a
+        word and its numbers per line, after an optional "count dims" line), most
+        frequent words first as those files list them; training time only."""
+        if path.endswith((".tgz", ".tar.gz", ".json")):
+            return cls.from_wink(path, max_words, dims)
+        opener = gzip.open if path.endswith(".gz") else open
+        words: list[str] = []
+        rows: list[np.ndarray] = []
+        width = None
+        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+            for i, line in enumerate(f):
+                parts = line.rstrip("\n").rstrip().split(" ")
+                if i == 0 and len(parts) == 2 and all(p.isdigit() for p in parts):
+                    continue                                   # "count dims" header
+                if len(parts) < 3:
+                    continue
+                width = width or len(parts) - 1
+                if len(parts) - 1 != width:
+                    continue
+                try:
+                    rows.append(np.array(parts[1:], np.float32))
+                except ValueError:
+                    continue
+                words.append(parts[0])
+                if len(words) >= max_words:
+                    break
+        if not words:
+            raise ValueError(f"no word vectors read from {path}")
+        return cls.build(words, np.stack(rows), min(dims, width), os.path.basename(path))
 
     # -- persistence -------------------------------------------------------------
     def save(self, directory: str) -> None:
