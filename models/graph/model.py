@@ -96,13 +96,20 @@ class GraphModel:
         return prune(S1 / self.prune_temperature, self.prune_threshold, self.prune_max_heads)
 
     def scorer(self, enc: EncodedSentence, allowed: np.ndarray | None = None,
-               arc_bonus: np.ndarray | None = None) -> Scorer:
+               arc_bonus: np.ndarray | None = None,
+               extra_arcs: np.ndarray | None = None) -> Scorer:
         """The decoders' view of a sentence. arc_bonus [n + 1, n + 1] (head, dependent),
-        e.g. the neural arc scores (`neural_arcs.py`), is added to every arc score,
-        first-order included; pruning keeps its own arcs."""
+        e.g. the neural analyser's arc scores (`neural/network.py`), is added to every
+        arc score, first-order included; extra_arcs (bool, same shape) are kept beside
+        those pruning keeps (the arcs the analyser finds likely: a weak pruner must not
+        hide them)."""
         S1 = self.first_order_scores(enc)
         if allowed is None:
             allowed = self.allowed_arcs(enc, S1)
+        if extra_arcs is not None:
+            allowed = allowed | extra_arcs
+            allowed[:, 0] = False
+            np.fill_diagonal(allowed, False)
         S = arc_scores(enc.attrs, enc.upos_prefix, self.weights, np.uint64(self.mask), allowed)
         if arc_bonus is not None:
             S = np.where(allowed, S + arc_bonus, S)
@@ -125,21 +132,24 @@ class GraphModel:
         return encode(forms, lemmas, upos, xpos, clusters)
 
     def decode(self, enc: EncodedSentence, decoder: str = "greedy",
-               budget: dict | None = None, arc_bonus: np.ndarray | None = None) -> Decoded:
+               budget: dict | None = None, arc_bonus: np.ndarray | None = None,
+               extra_arcs: np.ndarray | None = None) -> Decoded:
         if decoder not in DECODERS:
             raise BudgetError(f"unknown decoder {decoder!r}; known: {sorted(DECODERS)}")
         if enc.n == 0:
             raise BudgetError("a sentence needs at least one word")
-        return DECODERS[decoder](self.scorer(enc, arc_bonus=arc_bonus), dict(budget or {}))
+        return DECODERS[decoder](self.scorer(enc, arc_bonus=arc_bonus, extra_arcs=extra_arcs),
+                                 dict(budget or {}))
 
     def parse(self, forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str],
               lemmas: Sequence[str] | None = None, decoder: str = "greedy",
-              budget: dict | None = None, arc_bonus: np.ndarray | None = None
-              ) -> ParsedSentence:
-        """Heads and relations of one tagged sentence (arc_bonus: see `scorer`)."""
+              budget: dict | None = None, arc_bonus: np.ndarray | None = None,
+              extra_arcs: np.ndarray | None = None) -> ParsedSentence:
+        """Heads and relations of one tagged sentence (arc_bonus, extra_arcs: see
+        `scorer`)."""
         t0 = time.perf_counter()
         enc = self.encode(forms, lemmas, upos, xpos)
-        dec = self.decode(enc, decoder, budget, arc_bonus)
+        dec = self.decode(enc, decoder, budget, arc_bonus, extra_arcs)
         deprels = self.label(enc, dec.heads)
         stats = dict(dec.stats)
         stats["seconds"] = time.perf_counter() - t0
@@ -198,7 +208,7 @@ class GraphModel:
         if labeler and label_set != LABEL_FEATURE_SET:
             raise ModelError(
                 f"the labeler of the model in {d} uses features {label_set}, this code "
-                f"{LABEL_FEATURE_SET}: retrain it with `deptree train --relabel-from {d} "
+                f"{LABEL_FEATURE_SET}: retrain it with `deptree train-graph --relabel-from {d} "
                 f"--data TRAIN.conllu --out DIR`")
 
         def vec(name: str) -> np.ndarray | None:

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
-from tqdm import tqdm
 
 from ..conllu import Sentence, read_conllu, validate_tree
 from ..errors import ModelError
+from ..progress import progress_bar
 from .decode_greedy import greedy_search
 from .decode_mst import decode_mst
 from .encode import EncodedSentence, encode
@@ -177,12 +177,12 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
                 int(active.sum()), size, 100.0 * active.sum() / size)
     rng = np.random.default_rng(cfg.seed)
     perms = [rng.permutation(len(examples)) for _ in range(epochs)]
+    bar = progress_bar(epochs * len(examples), f"order-{order} model", "sent",
+                       initial=start * len(examples))
     for epoch in range(start, epochs):
         t0 = time.time()
         correct = total = 0
-        bar = tqdm(perms[epoch], desc=f"order-{order} epoch {epoch + 1}/{epochs}",
-                   unit="sent", mininterval=5.0, leave=False)
-        for k, i in enumerate(bar):
+        for k, i in enumerate(perms[epoch]):
             ex = examples[i]
             gold = ex.heads
             allowed = allowed_of(i) if allowed_of else all_arcs(ex.enc.n)
@@ -213,9 +213,9 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
                     tree_features(pred, order, ex.enc.attrs, ex.enc.upos_prefix, mask))
                 pa_update(w, u, step, idx, val, loss, cfg.C, active)
             step += 1.0
+            bar.update(1)
             if k % 500 == 0:
-                bar.set_postfix(train_uas=f"{100.0 * correct / max(1, total):.2f}")
-        bar.close()
+                bar.set_postfix(epoch=epoch + 1, train_uas=f"{100.0 * correct / max(1, total):.2f}")
         ckpt.save(w, u, step, epoch)
         msg = (f"order-{order} epoch {epoch + 1}/{epochs}: {time.time() - t0:.0f}s, "
                f"{len(examples) / (time.time() - t0):.0f} sent/s, "
@@ -223,6 +223,7 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
         if dev_eval is not None:
             msg += f", dev UAS {dev_eval(averaged(w, u, step)):.2f}"
         logger.info(msg)
+    bar.close()
     return averaged(w, u, step)
 
 
@@ -262,11 +263,13 @@ def _file_hash(path: str | Path) -> str:
 
 
 def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | None = None,
-          cfg: TrainConfig | None = None, command: str = "") -> GraphModel:
-    """Train a graph model from a CoNLL-U file and save it to out_dir."""
+          cfg: TrainConfig | None = None, command: str = "",
+          checkpoint_dir: str | Path | None = None) -> GraphModel:
+    """Train a graph model from a CoNLL-U file and save it to out_dir; checkpoints go
+    to checkpoint_dir (default out_dir/checkpoints)."""
     cfg = cfg or TrainConfig()
     out = Path(out_dir)
-    ckdir = out / "checkpoints"
+    ckdir = Path(checkpoint_dir) if checkpoint_dir else out / "checkpoints"
     ckdir.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
     word_classes = load_word_classes(cfg.word_classes)
