@@ -30,8 +30,58 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_build(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train a complete model (front-end, neural analyser, "
+                                     "graph and transition parsers) from a CoNLL-U treebank")
+    p.add_argument("--data", required=True, help="training CoNLL-U")
+    p.add_argument("--dev", help="development CoNLL-U (model selection and calibration); "
+                                 "without it every 10th training sentence is held out")
+    p.add_argument("--out", required=True, help="model directory to write (resumed if a "
+                                                "build there was interrupted)")
+    p.add_argument("--name", default="", help="model name (default: the directory's name)")
+    p.add_argument("--language", default="und", help="language code stored with the model")
+    p.add_argument("--vectors", default="", metavar="FILE",
+                   help="pretrained word vectors for the neural analyser (word2vec/fastText "
+                        "text, .vec/.txt[.gz], or the wink-embeddings npm .tgz); optional")
+    p.add_argument("--word-classes", metavar="SRC", default="",
+                   help="Brown clusters for the tagger and graph parser: 'spacy-lookups-data' "
+                        "(English) or a directory with wordclasses.npz; default none")
+    p.add_argument("--skip", default="", metavar="STAGES",
+                   help="comma-separated stages to leave out: neural, transition")
+    p.add_argument("--order", type=int, choices=(1, 2, 3), default=3,
+                   help="order of the graph parser")
+    p.add_argument("--graph-epochs", type=int, default=0)
+    p.add_argument("--neural-epochs", type=int, default=0, help="0: by the treebank's size")
+    p.add_argument("--transition-epochs", type=int, default=8)
+    p.add_argument("--jackknife", type=int, default=10,
+                   help="folds of jackknifed training tags for the parsers; 0: gold tags")
+    p.add_argument("--max-sentences", type=int, default=0, help="train on the first N only")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--keep-work", action="store_true",
+                   help="keep OUT/.build (checkpoints, data splits) when done")
+    p.set_defaults(func=_run_build)
+
+
+def _run_build(args: argparse.Namespace) -> int:
+    from models.build import BuildOptions, build_model
+
+    opts = BuildOptions(name=args.name, language=args.language, vectors=args.vectors,
+                        word_classes=args.word_classes,
+                        skip=tuple(s for s in args.skip.split(",") if s), order=args.order,
+                        graph_epochs=args.graph_epochs, neural_epochs=args.neural_epochs,
+                        transition_epochs=args.transition_epochs, jackknife=args.jackknife,
+                        max_sentences=args.max_sentences, seed=args.seed,
+                        keep_work=args.keep_work)
+    try:
+        build_model(args.data, args.dev, args.out, opts)
+    except ModuleNotFoundError as exc:       # jax / optax / spacy-lookups-data missing
+        raise DeptreeError(f"{exc}: install the training extra, pip install -e '.[train]'"
+                           ) from exc
+    return 0
+
+
 def _add_train(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="train a graph parser from CoNLL-U")
+    p = sub.add_parser("train-graph", help="train the graph parser alone from CoNLL-U")
     p.add_argument("--data", required=True, help="training CoNLL-U")
     p.add_argument("--dev", help="development CoNLL-U (pruner calibration, per-epoch UAS)")
     p.add_argument("--out", required=True, help="model directory to write")
@@ -246,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_evaluate(sub)
+    _add_build(sub)
     _add_train(sub)
     _add_train_frontend(sub)
     _add_train_accurate_tagger(sub)

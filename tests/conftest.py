@@ -273,3 +273,27 @@ def slow_tokens(n: int = 200) -> list[str]:
 def slow():
     """(tokens, budget) of a request that runs until its deadline."""
     return slow_tokens(), {"restarts": 10000, "converge": 10000}
+
+
+# ---- a model built by `deptree train` -------------------------------------------------
+TINY_TREEBANK = ROOT / "tests" / "models" / "text" / "data" / "tiny.conllu"
+# a complete model in seconds: every stage, one epoch each, small networks
+TINY_BUILD = {"neural_epochs": 1, "graph_epochs": 1, "transition_epochs": 1, "jackknife": 2,
+              "neural": {"word_dim": 8, "char_dim": 8, "char_filters": 8, "hidden": 16,
+                         "arc_dim": 16, "label_dim": 8, "batch_tokens": 256}}
+
+
+def build_tiny(out: Path, **options) -> Path:
+    """`deptree train`'s whole build on the 40-sentence tiny treebank into out."""
+    from models.build import BuildOptions, build_model
+
+    return build_model(TINY_TREEBANK, None, out,
+                       BuildOptions(**{**TINY_BUILD, "name": "tiny", "language": "en",
+                                       **options}))
+
+
+@pytest.fixture(scope="session")
+def built_model(tmp_path_factory) -> Path:
+    """A complete model directory (`tiny`) trained by the one command's code path."""
+    pytest.importorskip("jax")
+    return build_tiny(tmp_path_factory.mktemp("built") / "tiny")

@@ -1,0 +1,309 @@
+"""One command, a complete model: every part of a model directory from one treebank.
+
+`build_model(train, dev, out, options)` runs the stages in order: the text
+front-end (tokenizer, splitter, linear tagger, lemmatizer, FEATS), jackknifed
+training tags, the neural analyser, the graph parser, the transition parser; then
+it calibrates on the development set how the pipeline combines them
+(`calibrate.py`) and writes `pipeline.json`. The result is what `deptree parse
+--model DIR`, `deptree serve` and `GET /models` use as it is.
+
+Each stage writes its own subdirectory and, when it ends, its entry in
+`.build/state.json`; a rerun skips the stages that ended and resumes the one that
+was interrupted from its checkpoints (the graph and neural trainers write one per
+epoch). A rerun with another train file, or other options, is refused rather than
+mixed. Without a development file a fixed slice of train, every
+`HOLDOUT_EVERY`-th sentence, is held out for model selection and calibration.
+Nothing here parses flags (`app/cli.py` does).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from models.conllu import Sentence, read_conllu, write_conllu
+from models.errors import ModelError
+
+logger = logging.getLogger(__name__)
+
+STAGES = ("frontend", "jackknife", "neural", "graph", "transition", "calibrate")
+OPTIONAL = ("neural", "transition")      # stages a model can be built without
+HOLDOUT_EVERY = 10
+STATE = "state.json"
+
+
+@dataclass
+class BuildOptions:
+    name: str = ""                 # the model's name (default: the output directory's)
+    language: str = "und"
+    vectors: str = ""              # pretrained word vectors for the neural analyser
+    word_classes: str = ""         # "spacy-lookups-data" (English) or a wordclasses.npz dir
+    skip: tuple[str, ...] = ()     # stages left out (`OPTIONAL` only)
+    order: int = 3                 # of the graph parser
+    graph_epochs: int = 0          # 0: the trainer's defaults
+    neural_epochs: int = 0         # 0: `neural.train.auto_epochs`
+    neural: dict = field(default_factory=dict)   # other `NeuralConfig` fields (sizes)
+    transition_epochs: int = 8
+    jackknife: int = 10            # folds of the training tags; 0: gold tags
+    max_sentences: int = 0         # train on the first N sentences only (0: all)
+    seed: int = 0
+    keep_work: bool = False        # keep .build/ (checkpoints, splits) after the last stage
+
+
+@dataclass
+class _Run:
+    """Paths and state of one build."""
+
+    out: Path
+    train: Path                    # the training file the stages read
+    dev: Path                      # the development file (given, or held out)
+    dev_given: bool
+    options: BuildOptions
+    state: dict = field(default_factory=dict)
+
+    @property
+    def work(self) -> Path:
+        return self.out / ".build"
+
+    def done(self, stage: str) -> bool:
+        return stage in self.state.get("done", {})
+
+    def finish(self, stage: str, seconds: float, **info) -> None:
+        self.state.setdefault("done", {})[stage] = {"seconds": round(seconds, 1), **info}
+        self._write()
+
+    def _write(self) -> None:
+        tmp = self.work / (STATE + ".tmp")
+        tmp.write_text(json.dumps(self.state, indent=1) + "\n")
+        tmp.replace(self.work / STATE)
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def _prepare(train_path: Path, dev_path: Path | None, out: Path, opts: BuildOptions) -> _Run:
+    """The run's state: a fresh one, or the interrupted one in out/.build."""
+    if not train_path.is_file():
+        raise ModelError(f"no training file {train_path}")
+    if dev_path is not None and not dev_path.is_file():
+        raise ModelError(f"no development file {dev_path}")
+    bad = set(opts.skip) - set(OPTIONAL)
+    if bad:
+        raise ModelError(f"cannot skip {', '.join(sorted(bad))}: only "
+                         f"{', '.join(OPTIONAL)} are optional")
+    work = out / ".build"
+    work.mkdir(parents=True, exist_ok=True)
+    key = json.loads(json.dumps({"train": _sha(train_path),
+                                 "dev": _sha(dev_path) if dev_path else None,
+                                 "options": asdict(opts) | {"keep_work": None}}))
+    state_path = work / STATE
+    if state_path.exists():
+        state = json.loads(state_path.read_text())
+        if state.get("key") != key:
+            raise ModelError(f"{out} holds an unfinished build from another train file or "
+                             "other options: choose another --out, or delete it")
+        logger.info("resuming the build in %s (done: %s)", out,
+                    ", ".join(state.get("done", {})) or "nothing yet")
+    else:
+        if (out / "pipeline.json").exists():
+            raise ModelError(f"{out} already holds a model: choose another --out")
+        state = {"key": key, "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    run = _Run(out, work / "train.conllu", work / "dev.conllu", dev_path is not None, opts,
+               state)
+    if not run.done("split"):
+        _split(train_path, dev_path, run)
+        run.finish("split", 0.0)
+    return run
+
+
+def _split(train_path: Path, dev_path: Path | None, run: _Run) -> None:
+    """Copy train (its first max_sentences) and dev into the work area, or hold out
+    every HOLDOUT_EVERY-th training sentence as dev."""
+    sents = list(read_conllu(train_path))
+    if run.options.max_sentences:
+        sents = sents[:run.options.max_sentences]
+    if dev_path is None:
+        if len(sents) < 2 * HOLDOUT_EVERY:
+            raise ModelError(f"{train_path} has {len(sents)} sentences: too few to hold out "
+                             f"a development slice; give --dev")
+        dev = [s for i, s in enumerate(sents) if i % HOLDOUT_EVERY == HOLDOUT_EVERY - 1]
+        sents = [s for i, s in enumerate(sents) if i % HOLDOUT_EVERY != HOLDOUT_EVERY - 1]
+        logger.warning("no --dev: holding out every %dth training sentence (%d of %d) for "
+                       "model selection; the model trains on the other %d", HOLDOUT_EVERY,
+                       len(dev), len(dev) + len(sents), len(sents))
+    else:
+        dev = list(read_conllu(dev_path))
+    write_conllu(sents, run.train)
+    write_conllu(dev, run.dev)
+
+
+# ---- stages ---------------------------------------------------------------------------
+def _frontend(run: _Run) -> dict:
+    from models.text.train import train_frontend
+
+    wc = run.options.word_classes or None
+    metrics = train_frontend(str(run.train), str(run.dev), str(run.out / "frontend"),
+                             seed=run.options.seed, word_classes=_word_classes(wc))
+    return {"dev": metrics.get("dev_metrics", {})}
+
+
+def _word_classes(source: str | None):
+    if not source:
+        return None
+    from models.graph.train import load_word_classes
+
+    return load_word_classes(source)
+
+
+def _jackknife(run: _Run) -> dict:
+    """The training file with k-fold jackknifed UPOS/XPOS (`text/jackknife.py`), from
+    taggers trained as the front-end's, for the graph and transition parsers."""
+    from models.text.jackknife import jackknife_tags
+    from models.text.tagger import Tagger
+
+    wc = _word_classes(run.options.word_classes or None)
+    sents = list(read_conllu(run.train))
+    tags = jackknife_tags([[(w.form, w.upos, w.xpos) for w in s.words] for s in sents],
+                          k=run.options.jackknife, seed=run.options.seed,
+                          train_fn=lambda train: Tagger.train(train, bidirectional=True,
+                                                              word_classes=wc))
+    right = total = 0
+    for s, (upos, xpos) in zip(sents, tags):
+        for w, u, x in zip(s.words, upos, xpos):
+            right += w.upos == u
+            total += 1
+            w.upos, w.xpos = u, x
+    write_conllu(sents, run.work / "train.jackknifed.conllu")
+    return {"upos": round(100 * right / max(1, total), 2)}
+
+
+def _tagged_train(run: _Run) -> Path:
+    if run.options.jackknife > 1:
+        return run.work / "train.jackknifed.conllu"
+    return run.train
+
+
+def _neural(run: _Run) -> dict:
+    from models.neural.train import NeuralConfig, train_analyser
+    from models.text.tagger import Tagger
+
+    vectors = None
+    if run.options.vectors:
+        from models.text.word_vectors import WordVectors
+
+        vectors = WordVectors.read(run.options.vectors)
+    linear = Tagger.load(str(run.out / "frontend" / "tagger"))
+    cfg = NeuralConfig(**{**run.options.neural, "epochs": run.options.neural_epochs,
+                          "seed": run.options.seed})
+    analyser = train_analyser(_words(run.train), _words(run.dev), cfg, classes=linear.classes,
+                              vectors=vectors, checkpoint_dir=run.work)
+    analyser.save(str(run.out / "neural"))
+    return {"dev_argmax": analyser.meta.get("dev", {}),
+            "best_epoch": analyser.meta.get("best_epoch")}
+
+
+def _words(path: Path) -> list[list[tuple]]:
+    return [[(w.form, w.upos, w.xpos, w.feats, w.head, w.deprel) for w in s.words]
+            for s in read_conllu(path)]
+
+
+def _graph(run: _Run) -> dict:
+    from models.graph.train import TrainConfig, train
+
+    o = run.options
+    cfg = TrainConfig(order=o.order, seed=o.seed, jackknife=0, word_classes=o.word_classes)
+    if o.graph_epochs:
+        cfg.epochs = cfg.pruner_epochs = cfg.label_epochs = o.graph_epochs
+    model = train(str(_tagged_train(run)), str(run.out / "graph"), str(run.dev), cfg,
+                  command="deptree train (graph stage)", checkpoint_dir=run.work / "graph")
+    return {"order": model.order}
+
+
+def _transition(run: _Run) -> dict:
+    from models.transition.train import train
+
+    dev = _retagged(run, list(read_conllu(run.dev)))
+    model = train(str(_tagged_train(run)), dev, str(run.out / "transition"),
+                  epochs=run.options.transition_epochs, alpha=0.05, prune=0.015,
+                  bootstrap_rounds=2, bootstrap_epochs=4, seed=run.options.seed,
+                  command="deptree train (transition stage)")
+    return {k: model.meta["training"].get(k) for k in ("best_epoch", "dev_uas_greedy",
+                                                         "dev_las_greedy")}
+
+
+def _retagged(run: _Run, sents: list[Sentence]) -> list[Sentence]:
+    """Copies of sentences tagged and lemmatized by the front-end's linear tagger."""
+    from dataclasses import replace
+
+    from models.text.lemmatizer import Lemmatizer
+    from models.text.tagger import Tagger
+
+    fe = run.out / "frontend"
+    tagger = Tagger.load(str(fe / "tagger"))
+    lemmatizer = Lemmatizer.load(str(fe / "lemmatizer"), tagger.word_classes)
+    out = []
+    for s in sents:
+        forms = [w.form for w in s.words]
+        upos, xpos = tagger.tag(forms)
+        lemmas = lemmatizer.lemmatize(forms, upos, xpos)
+        out.append(Sentence.from_words([replace(w, upos=u, xpos=x, lemma=m) for w, u, x, m
+                                        in zip(s.words, upos, xpos, lemmas)]))
+    return out
+
+
+def _calibrate(run: _Run) -> dict:
+    from models.calibrate import calibrate
+
+    _write_pipeline(run, {})
+    settings = calibrate(run.out, run.dev)
+    _write_pipeline(run, settings)
+    return settings
+
+
+def _write_pipeline(run: _Run, settings: dict) -> None:
+    from models.pipeline_config import FORMAT_VERSION
+
+    o = run.options
+    parts = {p: p for p in ("graph", "neural", "transition") if (run.out / p).is_dir()}
+    meta = {"format_version": FORMAT_VERSION, "name": o.name or run.out.name,
+            "language": o.language, "version": "1", "frontend": "frontend", **parts,
+            "description": f"trained by `deptree train` on {run.state['key']['train']} "
+                           f"(sha256/16 of the training file)", **settings,
+            "build": {"options": asdict(o), "dev": "given" if run.dev_given else
+                      f"every {HOLDOUT_EVERY}th training sentence held out",
+                      "stages": run.state.get("done", {})}}
+    (run.out / "pipeline.json").write_text(json.dumps(meta, indent=1) + "\n")
+
+
+_RUNNERS = {"frontend": _frontend, "jackknife": _jackknife, "neural": _neural,
+            "graph": _graph, "transition": _transition, "calibrate": _calibrate}
+
+
+def build_model(train: str | Path, dev: str | Path | None, out: str | Path,
+                options: BuildOptions | None = None) -> Path:
+    """Train every stage not yet done into out; return out."""
+    opts = options or BuildOptions()
+    run = _prepare(Path(train), Path(dev) if dev else None, Path(out), opts)
+    todo = [s for s in STAGES if s not in opts.skip
+            and not (s == "jackknife" and opts.jackknife < 2)]
+    t_all = time.time()
+    for i, stage in enumerate(todo, 1):
+        if run.done(stage):
+            logger.info("stage %d/%d %s: done before", i, len(todo), stage)
+            continue
+        logger.info("stage %d/%d %s", i, len(todo), stage)
+        t0 = time.time()
+        info = _RUNNERS[stage](run) or {}
+        run.finish(stage, time.time() - t0, **info)
+        logger.info("stage %d/%d %s: done in %.0fs", i, len(todo), stage, time.time() - t0)
+    _write_pipeline(run, {k: v for k, v in run.state["done"]["calibrate"].items()
+                          if k != "seconds"})
+    if not opts.keep_work:
+        shutil.rmtree(run.work, ignore_errors=True)
+    logger.info("model written to %s (%.0fs in this run)", run.out, time.time() - t_all)
+    return run.out

@@ -1,0 +1,120 @@
+"""Loading a model directory's parts, and the version string that names them.
+
+`load_components(directory)` reads `pipeline.json` (`pipeline_config.py`) and the
+parts it lists: the graph parser, the text front-end (tokenizer, linear tagger,
+lemmatizer, FEATS), the neural analyser (and with it the accurate tagger) and the
+transition parser. A part that is listed but missing, or unreadable, is a
+`ModelError` naming it. The version string changes whenever anything that can change
+an answer does (a part's files, a calibrated setting), so cached answers of an
+older model are never served for a newer one.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from models.errors import ModelError
+from models.graph.model import GraphModel
+from models.pipeline_config import PipelineConfig
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Components:
+    directory: Path
+    config: PipelineConfig
+    graph: GraphModel
+    tokenizer: object | None = None
+    tagger: object | None = None           # the linear (fast) tagger
+    lemmatizer: object | None = None
+    feats: object | None = None
+    analyser: object | None = None         # `neural.network.NeuralAnalyser`
+    accurate: object | None = None         # `neural.tagger.AnalyserTagger`
+    transition: object | None = None
+    version: str = ""
+
+
+def _digest(root: Path) -> str:
+    """First 8 hex digits of the SHA-256 of the files under root (names and bytes)."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:8]
+
+
+def _frontend(c: Components, fe: Path) -> None:
+    from models.text.feats import FeatsGuesser
+    from models.text.lemmatizer import Lemmatizer
+    from models.text.tagger import Tagger
+    from models.text.tokenizer import Tokenizer
+
+    try:
+        c.tokenizer = Tokenizer.load(str(fe / "tokenizer"))
+        c.tagger = Tagger.load(str(fe / "tagger"))
+        c.lemmatizer = Lemmatizer.load(str(fe / "lemmatizer"), c.tagger.word_classes)
+        if (fe / "feats").is_dir():
+            c.feats = FeatsGuesser.load(str(fe / "feats"))
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelError(f"cannot load the front-end of model {c.config.name} from {fe}: "
+                         f"{exc}") from exc
+    g = c.graph
+    if g.word_classes is not None and g.word_classes == c.tagger.word_classes:
+        g.word_classes = c.tagger.word_classes            # one copy in memory
+
+
+def _neural(c: Components, nd: Path) -> None:
+    from models.neural.network import NeuralAnalyser
+    from models.neural.tagger import AnalyserTagger
+
+    c.analyser = NeuralAnalyser.load(str(nd))
+    if c.tagger is not None:
+        try:
+            c.accurate = AnalyserTagger(c.tagger, c.analyser, c.config.tag_weight)
+        except ValueError as exc:
+            raise ModelError(f"model {c.config.name}: {exc}") from exc
+
+
+def load_components(directory: Path) -> Components:
+    cfg = PipelineConfig.read(directory)
+    gdir = cfg.part(directory, "graph") if cfg.graph else directory
+    c = Components(directory, cfg, GraphModel.load(gdir))
+    fe = cfg.part(directory, "frontend")
+    if fe is not None:
+        _frontend(c, fe)
+    nd = cfg.part(directory, "neural")
+    if nd is not None:
+        _neural(c, nd)
+    elif cfg.format_version == 1 and (directory / "arcs").is_dir():
+        logger.warning("%s: its neural tagger and arc scorer are of an older kind this "
+                       "deptree no longer reads; retrain the model with `deptree train`",
+                       directory)
+    td = cfg.part(directory, "transition")
+    if td is not None:
+        from models import transition as transition_model
+
+        c.transition = transition_model.load(td)
+    c.version = _version(c, fe, nd, td)
+    logger.info("loaded model %s from %s (order %d%s%s%s)", cfg.name, directory,
+                c.graph.order, ", front-end" if c.tagger else "",
+                ", neural analyser" if c.analyser else "",
+                ", transition parser" if c.transition else "")
+    return c
+
+
+def _version(c: Components, fe: Path | None, nd: Path | None, td: Path | None) -> str:
+    cfg = c.config
+    v = f"{cfg.version}+{c.graph.version}"
+    if td is not None:
+        v += "+t" + hashlib.sha256((td / "model.json").read_bytes()).hexdigest()[:8]
+    if fe is not None:
+        v += "+f" + _digest(fe)
+    if nd is not None:
+        v += "+n" + _digest(nd)
+    settings = {"tag_weight": cfg.tag_weight, "arc_weight": cfg.arc_weight,
+                "neural_labels": cfg.neural_labels, "tag_flips": asdict(cfg.tag_flips)}
+    return v + "+s" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()
+                                     ).hexdigest()[:4]

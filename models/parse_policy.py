@@ -1,0 +1,126 @@
+"""How one tagged sentence is parsed: which scores, which decoder, where relations
+come from.
+
+The four graph decoders search the graph model's trees; the neural analyser's arc
+log-probabilities, times the budget field `neural` (unset: the model's calibrated
+`arc_weight` when the analyser ran for the accurate tagger, else 0), are added to
+the graph model's arc scores (`GraphModel.scorer`), and when the analyser ran the
+relations of the tree come from its relation classifier (Dozat & Manning 2017,
+Section 2.3) rather than the graph model's labeler, if the model was calibrated so.
+`selectional` is the transition parser; bgi's `ensemble_with: selectional` first
+runs it for bgi's bias tree (Tchernowitz et al. 2016, Section 7).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from models.components import Components
+from models.graph.decoders import BUDGET_FIELDS, DECODER_DEFAULTS, DECODERS, BudgetError
+
+SELECTIONAL = "selectional"  # the transition model's decoder (Choi & McCallum 2013)
+NEURAL = "neural"            # budget field of the graph decoders: weight of the arc scores
+NEURAL_MAX = 10.0
+KEEP_LOGP = float(np.log(0.01))   # arcs the analyser gives at least this probability are
+                                  # searched even where the graph model's pruner drops them
+
+
+@dataclass
+class Decision:
+    heads: list[int]               # head of words 1..n
+    deprels: list[str]
+    score: float
+    stats: dict[str, Any] = field(default_factory=dict)
+    feats: list[str] | None = None  # the analyser's FEATS, when it ran
+
+
+def decoders(c: Components) -> dict[str, dict[str, Any]]:
+    """Decoder name -> its budget fields and defaults."""
+    out = {name: {"fields": list(BUDGET_FIELDS[name]),
+                  "defaults": dict(DECODER_DEFAULTS.get(name, {}))} for name in DECODERS}
+    if c.analyser is not None:          # null: `arc_weight` with the accurate tagger
+        for info in out.values():
+            info["fields"].append(NEURAL)
+            info["defaults"][NEURAL] = None
+    if c.transition is not None:
+        from models import transition as transition_model
+
+        out[SELECTIONAL] = {"fields": list(transition_model.BUDGET_FIELDS),
+                            "defaults": dict(transition_model.DEFAULTS)}
+    return out
+
+
+def arc_weight(c: Components, neural: Any, analysed: bool) -> float:
+    """The weight of the analyser's arc scores: the budget's `neural` if set, else the
+    model's `arc_weight` when the analyser ran for the tags, else 0 (off)."""
+    if neural is None:
+        return c.config.arc_weight if analysed and c.analyser is not None else 0.0
+    if isinstance(neural, bool) or not isinstance(neural, (int, float)) \
+            or not 0.0 <= neural <= NEURAL_MAX:
+        raise BudgetError(f"{NEURAL} must be a number in [0, {NEURAL_MAX:g}], got {neural!r}")
+    if neural and c.analyser is None:
+        raise BudgetError(f"model {c.config.name} has no neural analyser: {NEURAL} must be "
+                          "0 or unset")
+    return float(neural)
+
+
+def _transition(c: Components, forms, lemmas, upos, xpos, budget: dict):
+    if c.transition is None:
+        raise BudgetError(f"model {c.config.name} has no transition parser: decoder "
+                          f"'{SELECTIONAL}' is not available")
+    from models import transition as transition_model
+
+    return transition_model.decode(c.transition, list(forms), list(lemmas) if lemmas else None,
+                                   list(upos), list(xpos), budget)
+
+
+def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
+                 xpos: Sequence[str], lemmas: Sequence[str] | None, decoder: str,
+                 budget: dict, analysed: bool) -> Decision:
+    """Decode one tagged sentence; `analysed`: the analyser ran for its tags (the
+    accurate tagger), so its scores come at no extra cost."""
+    budget = dict(budget)
+    neural = budget.pop(NEURAL, None)
+    if decoder == SELECTIONAL:
+        if neural is not None:
+            raise BudgetError(f"{NEURAL} applies to the graph decoders only")
+        heads, deprels, score, stats = _transition(c, forms, lemmas, upos, xpos, budget)
+        return Decision([int(h) for h in heads], list(deprels), float(score), dict(stats))
+    if decoder == "bgi" and budget.get("ensemble_with") == SELECTIONAL \
+            and c.transition is not None:
+        partner = {k: budget[k] for k in ("deadline_ms",) if k in budget}
+        other = _transition(c, forms, lemmas, upos, xpos, partner)[0]
+        budget["ensemble_heads"] = [int(h) for h in other]
+    weight = arc_weight(c, neural, analysed)
+    t0 = time.perf_counter()
+    analysis = c.analyser.analyze(list(forms)) if weight else None
+    bonus = extra = None
+    if analysis is not None:
+        bonus = c.analyser.arc_bonus(analysis, weight)
+        extra = analysis.arc_logp >= KEEP_LOGP
+    arc_seconds = time.perf_counter() - t0
+    res = c.graph.parse(forms, upos, xpos, lemmas, decoder, budget, bonus, extra)
+    stats = {**res.stats, NEURAL: weight}
+    deprels, feats = res.deprels, None
+    if analysis is not None:
+        stats["neural_seconds"] = arc_seconds
+        if c.config.neural_labels:
+            deprels = neural_relations(c, analysis, res.heads)
+        feats = [c.analyser.vocab.feats[i] for i in analysis.feats_logp.argmax(1)]
+    return Decision(res.heads, deprels, res.score, stats, feats)
+
+
+def neural_relations(c: Components, analysis, heads: Sequence[int]) -> list[str]:
+    """The analyser's most likely relation of each arc: `root` for the word attached to
+    the root and for no other (as UD requires)."""
+    labels = c.analyser.labels
+    lp = c.analyser.label_logp(analysis, heads).copy()
+    if "root" in labels:
+        r = labels.index("root")
+        lp[:, r] = -np.inf
+    best = lp.argmax(1)
+    return ["root" if h == 0 else labels[b] for h, b in zip(heads, best)]

@@ -1,0 +1,96 @@
+"""A model directory's `pipeline.json`, read once into frozen settings.
+
+It names the model and its parts (subdirectories) and holds the settings that
+`deptree train` calibrated on the development set: how the accurate tagger mixes
+the linear tagger with the neural analyser, the weight of the analyser's arc scores
+in the graph decoders, where relations come from, and the parser's re-tagging.
+`format_version` 2 is what `deptree train` writes; a directory without it is the
+older hand-written kind (format 1). A missing part or another format is a
+`ModelError` that says which.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from models.errors import ModelError
+
+FORMAT_VERSION = 2
+PARTS = ("graph", "frontend", "neural", "transition")
+
+
+@dataclass(frozen=True)
+class TagFlips:
+    """Re-tagging by the parser (`Pipeline.choose_tags`): at most `flips` hesitant
+    words (tagger margin < `margin`), net of `weight` x margin, for `decoders` only;
+    tuned on en_ewt dev (+0.5 UAS for greedy and sampling at 10-20% of their time;
+    mst, selectional and bgi are chosen for speed and it would cost them 30-40%)."""
+
+    flips: int = 4
+    margin: float = 1.0
+    weight: float = 1.0
+    decoders: tuple[str, ...] = ("greedy", "sampling")
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    name: str
+    language: str = "und"
+    version: str = "0"
+    format_version: int = 1
+    graph: str | None = "graph"
+    frontend: str | None = "frontend"
+    neural: str | None = None
+    transition: str | None = None
+    # the accurate tagger: linear scores + the analyser's log-probabilities / tag_weight
+    tag_weight: float = 6.0
+    # weight of the analyser's arc scores when a request leaves `neural` unset and
+    # the analyser ran (the accurate tagger); calibrated on dev by `deptree train`
+    arc_weight: float = 0.3
+    # relations of a tree from the analyser (when it ran) rather than the graph labeler
+    neural_labels: bool = True
+    tag_flips: TagFlips = field(default_factory=TagFlips)
+    extra: dict[str, Any] = field(default_factory=dict)    # everything else in the file
+
+    @classmethod
+    def read(cls, directory: Path) -> PipelineConfig:
+        """The settings of directory/pipeline.json (a bare graph model directory, with
+        model.json only, reads as a graph-only pipeline)."""
+        path = directory / "pipeline.json"
+        if not path.exists():
+            return cls(name=directory.name, graph=None)
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"cannot read {path}: {exc}") from exc
+        version = raw.get("format_version", 1)
+        if version not in (1, FORMAT_VERSION):
+            raise ModelError(f"{path} has format version {version}; this deptree reads "
+                             f"versions 1 and {FORMAT_VERSION}: retrain the model with "
+                             "`deptree train`")
+        known = {f.name for f in fields(cls)} - {"extra", "tag_flips"}
+        kw = {k: raw[k] for k in known if k in raw}
+        kw.setdefault("name", directory.name)
+        if version == 1:             # hand-written: parts as listed, or present
+            kw.setdefault("transition", "transition" if "transition" in raw else None)
+        flips = raw.get("tag_flips", {})
+        if "decoders" in flips:
+            flips = {**flips, "decoders": tuple(flips["decoders"])}
+        return cls(**kw, tag_flips=TagFlips(**flips),
+                   extra={k: v for k, v in raw.items() if k not in known | {"tag_flips"}})
+
+    def part(self, directory: Path, name: str) -> Path | None:
+        """The directory of part `name`, None when the model has none; a part that
+        pipeline.json lists but the directory lacks is an error."""
+        sub = getattr(self, name)
+        if sub is None:
+            return None
+        path = directory / sub
+        if not path.is_dir():
+            if self.format_version == 1 and name in ("frontend", "neural"):
+                return None                      # optional in hand-written directories
+            raise ModelError(f"model {self.name} in {directory} is incomplete: its "
+                             f"pipeline.json lists the {name} part, but {path} is missing")
+        return path

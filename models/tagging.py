@@ -1,0 +1,100 @@
+"""Tagging a sentence for the parser: which tagger, and re-tagging where it hesitates.
+
+Two taggers a request can choose: `fast`, the linear tagger, and `accurate`, the
+linear tagger plus the neural analyser (`neural/tagger.py`), where the model has
+one. Lemmas come from the lemmatizer, over the chosen tags. `choose_tags` lets the
+parser decide between a hesitant word's two best tags (a light joint tagging and
+parsing step, cf. Bohnet & Nivre 2012).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from models.components import Components
+from models.errors import ModelError
+from models.graph.decoders import BudgetError
+
+FAST, ACCURATE = "fast", "accurate"
+Tags = tuple[list[str], list[str], list[str]]      # (upos, xpos, lemmas)
+
+
+class Tagging:
+    def __init__(self, c: Components):
+        self.c = c
+        self.flips = c.config.tag_flips
+
+    @property
+    def taggers(self) -> list[str]:
+        """The taggers a request may choose: `fast` and, where the model has the
+        neural analyser, `accurate` (several times slower per token)."""
+        if self.c.tagger is None:
+            return []
+        return [FAST] + ([ACCURATE] if self.c.accurate is not None else [])
+
+    def tagger(self, name: str):
+        if self.c.tagger is None:
+            raise ModelError(f"model {self.c.config.name} has no tagger: send tagged "
+                             "CoNLL-U input")
+        if name == FAST:
+            return self.c.tagger
+        if name == ACCURATE and self.c.accurate is not None:
+            return self.c.accurate
+        raise BudgetError(f"unknown tagger {name!r}; model {self.c.config.name} has: "
+                          f"{', '.join(self.taggers)}")
+
+    def lemmas(self, forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str]
+               ) -> list[str]:
+        if self.c.lemmatizer is None:
+            return [f.lower() for f in forms]
+        return list(self.c.lemmatizer.lemmatize(forms, upos, xpos))
+
+    def tag(self, forms: Sequence[str], tagger: str = FAST) -> Tags:
+        """(upos, xpos, lemmas) from the chosen tagger and the lemmatizer."""
+        upos, xpos = self.tagger(tagger).tag(list(forms))
+        return list(upos), list(xpos), self.lemmas(forms, upos, xpos)
+
+    def tag_for(self, forms: Sequence[str], tagger: str, decoder: str) -> Tags:
+        """Tags for a parse with `decoder`: re-tagged by the parser for the decoders
+        of the model's `tag_flips`, the tagger's own otherwise."""
+        if decoder in self.flips.decoders:
+            return self.choose_tags(forms, tagger)
+        return self.tag(forms, tagger)
+
+    def choose_tags(self, forms: Sequence[str], tagger: str = FAST) -> Tags:
+        """(upos, xpos, lemmas) like `tag`, except that where the tagger hesitates the
+        parser decides: for the `flips` words of smallest margin below `margin`, in
+        that order, the second-best tag is kept when the first-order MST tree it gives
+        (over the arcs pruning keeps for the tagger's tags) scores higher under the
+        first-order (pruning) model, net of `weight` x the tagger's margin."""
+        f = self.flips
+        graph = self.c.graph
+        if self.c.tagger is None or not f.flips or graph.pruner is None:
+            return self.tag(forms, tagger)
+        chosen = self.tagger(tagger)
+
+        def tags(cls) -> Tags:
+            up = [chosen.classes[c][0] for c in cls]
+            xp = [chosen.classes[c][1] for c in cls]
+            return up, xp, self.lemmas(forms, up, xp)
+
+        best, second, margin = chosen.alternatives(list(forms))
+        order = [int(i) for i in np.argsort(margin, kind="stable")[:f.flips]
+                 if margin[i] < f.margin]
+        if not order:                # the tagger's own tags (best is its argmax), not re-run
+            return tags(best)
+
+        def score(cls, allowed=None):
+            up, xp, lem = tags(cls)
+            return graph.first_order_best(graph.encode(forms, lem, up, xp), allowed)
+
+        cur = best.copy()
+        cur_score, allowed = score(cur)        # the variants are scored on the same arcs
+        for i in order:
+            alt = cur.copy()
+            alt[i] = second[i]
+            s = score(alt, allowed)[0] - f.weight * float(margin[i])
+            if s > cur_score:
+                cur, cur_score = alt, s
+        return tags(cur)

@@ -1,0 +1,109 @@
+"""`deptree train`: one command, a complete model directory, resumable; clear errors
+for a directory that lacks a part or is of another format."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from models import build
+from models.errors import ModelError
+from models.pipeline import ACCURATE, Pipeline
+from tests.conftest import ROOT, TINY_TREEBANK, build_tiny
+
+pytest.importorskip("jax")
+
+
+def test_the_build_is_complete_and_parses(built_model):
+    meta = json.loads((built_model / "pipeline.json").read_text())
+    assert meta["format_version"] == 2 and meta["name"] == "tiny"
+    for part in ("frontend", "graph", "neural", "transition"):
+        assert meta[part] == part and (built_model / part).is_dir()
+    assert "every 10th training sentence held out" in meta["build"]["dev"]
+    assert not (built_model / ".build").exists()          # work files removed when done
+    pipe = Pipeline.load(built_model)
+    assert pipe.taggers == ["fast", ACCURATE]
+    assert set(pipe.decoders()) == {"greedy", "mst", "sampling", "bgi", "selectional"}
+    for tagger in ("fast", ACCURATE):
+        for tree in pipe.parse_text("The forces killed him near the border. He left.",
+                                    tagger=tagger):
+            heads = [t.head for t in tree.tokens]
+            assert heads.count(0) == 1 and all(0 <= h <= len(heads) for h in heads)
+    tree = pipe.parse_words(["They", "left", "."], "mst", {"neural": 1.0})
+    assert tree.stats["neural"] == 1.0
+
+
+def test_the_cli_parses_text_with_the_built_model(built_model):
+    out = subprocess.run([sys.executable, "-m", "app.cli", "parse", "--model",
+                          str(built_model), "--input", "text"], input="The cat sat.\n",
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert [line.split("\t")[1] for line in out.stdout.splitlines()
+            if line and line[0].isdigit()] == ["The", "cat", "sat", "."]
+
+
+def test_an_interrupted_build_resumes_where_it_stopped(tmp_path, monkeypatch):
+    ran = []
+
+    def stop(run):
+        raise KeyboardInterrupt
+
+    def logged(name, fn):
+        def wrapper(run):
+            ran.append(name)
+            return fn(run)
+        return wrapper
+
+    runners = dict(build._RUNNERS)
+    monkeypatch.setattr(build, "_RUNNERS", {**{k: logged(k, f) for k, f in runners.items()},
+                                            "graph": stop})
+    with pytest.raises(KeyboardInterrupt):
+        build_tiny(tmp_path / "m", skip=("transition",))
+    assert ran == ["frontend", "jackknife", "neural"]
+    assert not (tmp_path / "m" / "pipeline.json").exists()
+    monkeypatch.setattr(build, "_RUNNERS", {k: logged(k, f) for k, f in runners.items()})
+    build_tiny(tmp_path / "m", skip=("transition",))
+    assert ran[3:] == ["graph", "calibrate"]               # nothing done twice
+    assert Pipeline.load(tmp_path / "m").transition is None
+    with pytest.raises(ModelError, match="holds a model"):
+        build_tiny(tmp_path / "m", skip=("transition",))
+
+
+def test_other_options_do_not_resume_a_build(tmp_path, monkeypatch):
+    monkeypatch.setattr(build, "_RUNNERS", {**build._RUNNERS, "frontend": _interrupt})
+    with pytest.raises(KeyboardInterrupt):
+        build_tiny(tmp_path / "m")
+    with pytest.raises(ModelError, match="other options"):
+        build_tiny(tmp_path / "m", order=2)
+
+
+def _interrupt(run):
+    raise KeyboardInterrupt
+
+
+def test_a_missing_part_or_another_format_is_named(built_model, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(built_model, broken)
+    shutil.rmtree(broken / "neural")
+    with pytest.raises(ModelError, match=r"lists the neural part, but .*neural is missing"):
+        Pipeline.load(broken)
+    shutil.copytree(built_model / "neural", broken / "neural")
+    (broken / "graph" / "weights.npz").unlink()
+    with pytest.raises(ModelError, match="weights.npz is missing"):
+        Pipeline.load(broken)
+    shutil.copy(built_model / "graph" / "weights.npz", broken / "graph" / "weights.npz")
+    meta = json.loads((broken / "pipeline.json").read_text())
+    (broken / "pipeline.json").write_text(json.dumps({**meta, "format_version": 7}))
+    with pytest.raises(ModelError, match="format version 7"):
+        Pipeline.load(broken)
+
+
+def test_bad_inputs_are_refused_before_training(tmp_path):
+    with pytest.raises(ModelError, match="no training file"):
+        build.build_model(tmp_path / "none.conllu", None, tmp_path / "m")
+    with pytest.raises(ModelError, match="only neural, transition are optional"):
+        build.build_model(TINY_TREEBANK, None, tmp_path / "m",
+                          build.BuildOptions(skip=("graph",)))
