@@ -172,8 +172,9 @@ def evaluate_sentences(
     n_aligned_content = 0
     for i, j in pairs:
         lemma = g.lemma[i] == "_" or g.lemma[i] == p.lemma[j]
-        upos, xpos, feats = g.upos[i] == p.upos[j], g.xpos[i] == p.xpos[j], \
-            g.feats[i] == p.feats[j]
+        upos = g.upos[i] == p.upos[j]
+        xpos = g.xpos[i] == p.xpos[j]
+        feats = g.feats[i] == p.feats[j]
         uas = g.parent[i] == head(j)
         las = uas and g.deprel[i] == p.deprel[j]
         for name, ok in (("UPOS", upos), ("XPOS", xpos), ("UFeats", feats),
@@ -184,7 +185,7 @@ def evaluate_sentences(
             n_aligned_content += 1
             counts["CLAS"] += las
             counts["BLEX"] += las and lemma
-            counts["MLAS"] += (las and upos and feats and mlas_children(g, i, int)
+            counts["MLAS"] += (las and upos and feats and mlas_children(g, i, lambda c: c)
                                == mlas_children(p, j, lambda c: to_gold.get(c, UNALIGNED)))
     n_g, n_p = len(g.parent), len(p.parent)
     scores = {"Tokens": _spans_score(g_doc.tokens, p_doc.tokens),
