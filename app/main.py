@@ -15,7 +15,7 @@ from fastapi import Depends, FastAPI
 
 from . import metrics
 from .api.deps import require_admin_key, require_api_key
-from .api.routes import admin, health, models, parse, process, ui
+from .api.routes import admin, health, models, parse, process, udpipe, ui
 from .cache import make_cache
 from .core.config import Settings, get_settings
 from .dispatch import make_dispatcher
@@ -76,10 +76,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(InternalErrorMiddleware)        # outside the body limit's 413
     app.add_middleware(MetricsMiddleware)
     app.add_middleware(RequestIdMiddleware)
-    for r in (parse.router, process.router):
+    for r in (parse.router, process.router, udpipe.process_router):
         app.include_router(r, dependencies=[Depends(require_api_key)])
     app.include_router(admin.router, dependencies=[Depends(require_admin_key)])
-    for r in (models.router, health.router, ui.router):
+    for r in (models.router, udpipe.router, health.router, ui.router):
         app.include_router(r)
     return app
 

@@ -51,17 +51,13 @@ class Errors(metaclass=_ErrorsWithCodes):
     E030 = "{name} has length {found}, expected {expected} (number of words + 1)"
     E031 = "head {head} of word {word} is out of range 0..{n} (or -1 for none)"
 
-    # Evaluation alignment (E040-E049); raised as AlignmentError.
-    E040 = "gold has {n_gold} sentences, prediction has {n_pred}; first difference: {first}"
-    E041 = (
-        "sentence {sent}: gold has {n_gold} words ({gold_where}),"
-        " prediction has {n_pred} words ({pred_where})"
+    # Evaluation alignment (E040-E049); raised as AlignmentError (E045: ConlluError).
+    # E040-E043 (same sentences and words required) are retired: files now align on text.
+    E044 = (
+        "gold and prediction hold different texts (spaces ignored), from character {index}:"
+        " gold {gold!r} ({gold_where}), prediction {pred!r} ({pred_where})"
     )
-    E042 = (
-        "sentence {sent}, word {word}: FORM differs: gold {gold_form!r} ({gold_where}),"
-        " prediction {pred_form!r} ({pred_where})"
-    )
-    E043 = "sentence {sent} of {which} ({where}) has no counterpart"
+    E045 = "FORM {form!r} is only spaces: it has no character to align"
 
     # Models (E050-E069); raised as ModelError.
     E050 = "cannot load model {path}: {reason}"
@@ -101,7 +97,7 @@ class TreeError(_LocatedError):
 
 
 class AlignmentError(DeptreeError):
-    """Gold and predicted files do not hold the same sentences and words."""
+    """Gold and predicted files do not hold the same text (spaces ignored)."""
 
 
 class ModelError(DeptreeError):

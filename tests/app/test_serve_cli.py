@@ -72,3 +72,5 @@ def test_model_that_cannot_load_is_reported_not_retried(serve, tmp_path):
         r = c.post("/parse", json={"sentences": ["A cat."]})
         assert r.status_code == 503 and r.json()["error"]["code"] == "no_workers"
         assert "model.json" in r.json()["error"]["message"]
+        r = c.get("/udpipe/models")                    # UDPipe's list: none to offer
+        assert r.status_code == 503 and r.json()["error"]["code"] == "no_workers"
