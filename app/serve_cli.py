@@ -20,10 +20,13 @@ logger = logging.getLogger(__name__)
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--redis-url", help="Redis URL (cache; job stream of the redis backend)")
-    p.add_argument("--models", nargs="+", metavar="NAME",
-                   help="models to load (names or directories; default en_ewt)")
+    p.add_argument("--models", "--model", nargs="+", metavar="NAME",
+                   help="models to load (names or directories; '*': every model of the "
+                        "--model-dir directories and the shipped ones; default en_ewt)")
     p.add_argument("--model-dir", action="append", metavar="DIR",
                    help="extra directory holding <name>/pipeline.json (repeatable)")
+    p.add_argument("--models-dir", metavar="DIR",
+                   help="serve every model in DIR (as --model-dir DIR --models '*')")
 
 
 def _settings(args: argparse.Namespace, **extra):
@@ -36,6 +39,9 @@ def _settings(args: argparse.Namespace, **extra):
         over["models"] = [m for name in args.models for m in name.split(",") if m]
     if args.model_dir:
         over["model_dirs"] = args.model_dir
+    if args.models_dir:
+        over["model_dirs"] = [*over.get("model_dirs", []), args.models_dir]
+        over.setdefault("models", ["*"])
     return Settings(**over)
 
 
@@ -72,10 +78,11 @@ def _serve(args: argparse.Namespace) -> int:
     if s.backend == "local" or s.workers > 0:
         from pathlib import Path
 
-        from models.registry import resolve
+        from models.registry import expand, resolve
 
-        for name in s.models:        # fail now, with the registry's message, not in a worker
-            resolve(name, search_dirs=[Path(d) for d in s.model_dirs])
+        dirs = [Path(d) for d in s.model_dirs]
+        for name in expand(s.models, dirs):  # fail now, with the registry's message
+            resolve(name, search_dirs=dirs)
     import uvicorn
 
     from .main import create_app

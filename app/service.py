@@ -33,6 +33,8 @@ from .errors import ServiceError, from_reply_error, limit_error
 
 logger = logging.getLogger(__name__)
 
+AUTO = "auto"       # the tagger setting that means: the most accurate the model has
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _CONTROL_TOKEN = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -122,6 +124,8 @@ def model_taggers(info: dict[str, Any]) -> list[str]:
 def default_model(s: Settings, cat: dict[str, dict[str, Any]]) -> str:
     """`default_model`, else the first configured model (a name or a directory)."""
     want = s.default_model or (s.models[0] if s.models else "en_ewt")
+    if want == "*":                      # a whole directory: en_ewt if served, else the first
+        want = "en_ewt" if "en_ewt" in cat else min(cat)
     if want in cat:
         return want
     return next((n for n, i in cat.items() if i.get("source") == want), want)
@@ -155,6 +159,8 @@ class ParseService:
             if not taggers:
                 return None
             tagger = self.settings.default_tagger
+        if tagger == AUTO and taggers:
+            tagger = taggers[-1]                 # the most accurate one the model has
         if tagger not in taggers:
             has = ", ".join(taggers) if taggers else "no tagger (send tagged CoNLL-U)"
             raise ServiceError("unknown_tagger", f"unknown tagger {tagger!r}; model {name}"

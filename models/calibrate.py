@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 TAG_WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 ARC_WEIGHTS = (0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 4.0, 10.0)
 CHUNK = 64                     # sentences analysed as one batch
+MAX_WORDS = 10_000             # of dev parsed per setting (the first sentences)
 
 
 def calibrate(model_dir: Path, dev_path: Path) -> dict:
@@ -37,7 +38,11 @@ def calibrate(model_dir: Path, dev_path: Path) -> dict:
     c = load_components(model_dir)
     if c.analyser is None or c.tagger is None:
         return {}
-    dev = [s for s in read_conllu(dev_path) if s.words]
+    dev, words = [], 0
+    for s in read_conllu(dev_path):
+        if s.words and words < MAX_WORDS:
+            dev.append(s)
+            words += len(s.words)
     forms = [[w.form for w in s.words] for s in dev]
     gold_tags = [[(w.upos, w.xpos) for w in s.words] for s in dev]
     classes = c.tagger.classes

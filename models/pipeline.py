@@ -21,9 +21,9 @@ from models.graph.decoders import BudgetError
 from models.parse_policy import NEURAL, SELECTIONAL, decoders, parse_tagged
 from models.parsed import ParsedToken, ParsedTree, assemble
 from models.registry import resolve
-from models.tagging import ACCURATE, FAST, Tagging
+from models.tagging import ACCURATE, AUTO, FAST, Tagging
 
-__all__ = ["ACCURATE", "FAST", "NEURAL", "SELECTIONAL", "ParsedToken", "ParsedTree", "Pipeline"]
+__all__ = ["ACCURATE", "AUTO", "FAST", "NEURAL", "SELECTIONAL", "ParsedToken", "ParsedTree", "Pipeline"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,11 +63,11 @@ class Pipeline:
         return decoders(self.c)
 
     # ---- front-end -----------------------------------------------------------
-    def tag(self, forms: Sequence[str], tagger: str = FAST) -> tuple[list, list, list]:
+    def tag(self, forms: Sequence[str], tagger: str = AUTO) -> tuple[list, list, list]:
         """(upos, xpos, lemmas) from the model's own tagger (`taggers`) and lemmatizer."""
         return self.tagging.tag(forms, tagger)
 
-    def choose_tags(self, forms: Sequence[str], tagger: str = FAST) -> tuple[list, list, list]:
+    def choose_tags(self, forms: Sequence[str], tagger: str = AUTO) -> tuple[list, list, list]:
         return self.tagging.choose_tags(forms, tagger)
 
     def tokenize(self, text: str, split: bool = True) -> list[list[tuple[str, int, int]]]:
@@ -83,7 +83,7 @@ class Pipeline:
         """Run the neural analyser over the sentences of a job as one batch (faster per
         word), when their parse will use it; their parses then find it done."""
         if self.c.analyser is not None and sentences and (
-                tagger == ACCURATE or (budget or {}).get(NEURAL)):
+                self.tagging.resolve(tagger) == ACCURATE or (budget or {}).get(NEURAL)):
             self.c.analyser.analyze_batch([list(s) for s in sentences if s])
 
     # ---- parsing -------------------------------------------------------------
@@ -91,12 +91,13 @@ class Pipeline:
                     budget: dict | None = None, *, upos: Sequence[str] | None = None,
                     xpos: Sequence[str] | None = None, lemmas: Sequence[str] | None = None,
                     offsets: Sequence[tuple[int, int]] | None = None,
-                    tagger: str = FAST) -> ParsedTree:
+                    tagger: str = AUTO) -> ParsedTree:
         """Parse one sentence of words; tags come from the tagger (`taggers`) unless
         given."""
         if not forms:
             raise BudgetError("a sentence needs at least one word")
         t0 = time.perf_counter()
+        tagger = self.tagging.resolve(tagger)
         tagged = upos is None or xpos is None
         if tagged:
             upos, xpos, own = self.tagging.tag_for(forms, tagger, decoder)
@@ -117,7 +118,7 @@ class Pipeline:
                         d.score, stats, agree)
 
     def parse_text(self, text: str, decoder: str = "greedy", budget: dict | None = None,
-                   split: bool = True, tagger: str = FAST) -> list[ParsedTree]:
+                   split: bool = True, tagger: str = AUTO) -> list[ParsedTree]:
         """Tokenize (and split, if asked) raw text, then tag and parse each sentence."""
         sents = self.tokenize(text, split)
         self.analyze_ahead([[f for f, _, _ in s] for s in sents], tagger, budget)
@@ -126,7 +127,7 @@ class Pipeline:
                 for s in sents]
 
     def parse_conllu(self, sent: Sentence, decoder: str = "greedy", budget: dict | None = None,
-                     gold_tags: bool = False, tagger: str = FAST) -> ParsedTree:
+                     gold_tags: bool = False, tagger: str = AUTO) -> ParsedTree:
         """Parse a CoNLL-U sentence in place (HEAD and DEPREL filled); tags from the
         input when gold_tags or the model has no tagger, else from the tagger."""
         forms = [w.form for w in sent.words]

@@ -16,7 +16,7 @@ from models.components import Components
 from models.errors import ModelError
 from models.graph.decoders import BudgetError
 
-FAST, ACCURATE = "fast", "accurate"
+FAST, ACCURATE, AUTO = "fast", "accurate", "auto"   # auto: the most accurate one there is
 Tags = tuple[list[str], list[str], list[str]]      # (upos, xpos, lemmas)
 
 
@@ -33,7 +33,14 @@ class Tagging:
             return []
         return [FAST] + ([ACCURATE] if self.c.accurate is not None else [])
 
+    def resolve(self, name: str) -> str:
+        """`auto` as the tagger it stands for; other names as they are."""
+        if name == AUTO:
+            return ACCURATE if self.c.accurate is not None else FAST
+        return name
+
     def tagger(self, name: str):
+        name = self.resolve(name)
         if self.c.tagger is None:
             raise ModelError(f"model {self.c.config.name} has no tagger: send tagged "
                              "CoNLL-U input")

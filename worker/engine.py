@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from models.pipeline import FAST, ParsedTree, Pipeline
-from models.registry import resolve
+from models.registry import expand, resolve
 
 from .config import WorkerConfig
 from .logsafe import REQUEST_ID
@@ -66,7 +66,7 @@ class Engine:
     # ---- start ---------------------------------------------------------------
     def load(self) -> None:
         dirs = [Path(d) for d in self.cfg.model_dirs]
-        for name in self.cfg.models:
+        for name in expand(self.cfg.models, dirs):
             pipe = Pipeline.load(resolve(name, search_dirs=dirs))
             self.pipes[pipe.name] = pipe
             self.sources.setdefault(pipe.name, name)
@@ -91,8 +91,9 @@ class Engine:
                         "version": pipe.version, "language": pipe.language,
                         "labels": pipe.labels, "decoders": pipe.decoders(), "components": comps,
                         "taggers": pipe.taggers,
-                        # what `neural` unset means with the accurate tagger (None: no arcs)
-                        "arc_weight": pipe.arc_weight if pipe.arc_scorer is not None else None}
+                        # what `neural` unset means with the accurate tagger (None: no
+                        # neural analyser)
+                        "arc_weight": pipe.arc_weight}
         return out
 
     def info(self) -> dict[str, Any]:
@@ -147,6 +148,8 @@ class Engine:
         budget = dict(job.get("budget") or {})
         deadline_at = job.get("deadline_at")
         fields = pipe.decoders().get(decoder, {}).get("fields", ())
+        pipe.analyze_ahead([forms for sents in prepared for forms, tags, _ in sents
+                            if tags is None], tagger, budget)
         out = []
         for sents in prepared:
             trees = []

@@ -39,13 +39,17 @@ class Settings(BaseSettings):
     max_deliveries: int = Field(3, ge=1, description="redis: give up on a job after N deliveries")
 
     # ---- models and defaults -------------------------------------------------
+    # names or directories; "*" serves every model of `model_dirs` and the shipped ones,
+    # each picked by a request's `model` (e.g. DEPTREE_MODEL_DIRS=/srv/models
+    # DEPTREE_MODELS='*' serves a directory of models `deptree train` wrote)
     models: Annotated[list[str], NoDecode] = ["en_ewt"]
     model_dirs: Annotated[list[Path], NoDecode] = []
     default_model: str | None = None            # first of `models` when unset
     default_decoder: str = "greedy"
     default_tagger: str = Field(
-        "fast", description='tagger of raw and tokenized input: "fast" (linear) or "accurate" '
-                            '(+ BiLSTM, where the model has it; GET /models lists `taggers`)')
+        "auto", description='tagger of raw and tokenized input: "auto" (the most accurate '
+                            'the model has), "fast" (linear) or "accurate" (+ the neural '
+                            'analyser, where the model has it; GET /models lists `taggers`)')
     default_budget: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description='per-decoder budget defaults, e.g. {"greedy": {"restarts": 50}}')

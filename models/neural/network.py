@@ -2,8 +2,9 @@
 arc and relation scores out.
 
 Each word is a learnt embedding of its lowercase form (`vocab.py`), a convolution
-over its characters, max-pooled (Ma & Hovy 2016, Section 2.1), and optionally a
-pretrained vector, projected; nothing depends on the language. A stack of
+over its characters, max-pooled (Ma & Hovy 2016, Section 2.1), embeddings of its
+affixes and shape, and optionally a pretrained vector, projected; nothing depends on
+the language. A stack of
 bidirectional LSTMs reads the sentence. On top of it, softmax layers predict the
 (UPOS, XPOS) class and FEATS of each word, and the biaffine classifiers of Dozat &
 Manning (2017, Sections 2.2-2.3) score every head of every word and the relation of
@@ -115,7 +116,8 @@ class NeuralAnalyser:
     """`analyze(forms)` -> `Analysis`; `label_logp(analysis, heads)` -> [n, labels].
 
     params: "word_emb" [Vw, dw], "char_emb" [Vc, dc], "char_conv" [k, dc, F],
-    "char_b" [F], optionally "vec_proj" [vector dims, dv]; per layer l "wx{l}",
+    "char_b" [F], per affix column c "affix{c}" [V_c + 1, da], optionally "vec_proj"
+    [vector dims, dv]; per layer l "wx{l}",
     "wh{l}", "b{l}" (`bilstm`); "tag_w", "tag_b", "feats_w", "feats_b" (softmax
     layers); "root" [2H] (the root's state); "arc_hw", "arc_hb", "arc_dw", "arc_db"
     (ReLU layers to A), "arc_U" [A, A], "arc_u" [A]: s(h, d) = dep_d U head_h + head_h u;
@@ -167,6 +169,9 @@ class NeuralAnalyser:
         parts = [p["word_emb"][[look.word_id(f) for f in forms]],
                  char_features(p["char_emb"], p["char_conv"], p["char_b"],
                                np.stack([look.char_ids(f) for f in forms]))]
+        if self.vocab.affixes:
+            ids = np.stack([look.affix_ids(f) for f in forms])
+            parts += [p[f"affix{c}"][ids[:, c]] for c in range(ids.shape[1])]
         if self.vectors is not None:
             parts.append(self.vectors.table[self.vectors.rows(forms)] @ p["vec_proj"])
         return np.concatenate(parts, axis=1).astype(np.float32)

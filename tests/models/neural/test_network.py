@@ -17,7 +17,7 @@ jax = pytest.importorskip("jax")
 from models.neural import train as T  # noqa: E402  (needs jax)
 
 TINY = os.path.join(os.path.dirname(__file__), "..", "text", "data", "tiny.conllu")
-CFG = T.NeuralConfig(word_dim=8, char_dim=4, char_filters=6, vector_dim=5, hidden=5,
+CFG = T.NeuralConfig(word_dim=8, char_dim=4, char_filters=6, affix_dim=3, vector_dim=5, hidden=5,
                      layers=2, arc_dim=7, label_dim=3, epochs=1, batch_tokens=64)
 
 
@@ -48,7 +48,7 @@ def test_numpy_inference_equals_the_jax_forward_pass(tiny):
     an = NeuralAnalyser(vocab, params, vectors)
     enc = T.Encoded([a, b], Lookup(vocab), vectors)
     batch = enc.arrays([[0, 1]], 64, None, 0.0)
-    out = T.make_forward(vectors.table, CFG.layers)(
+    out = T.make_forward(vectors.table, CFG.layers, len(vocab.affixes))(
         params, T._device(batch), None, 1.0, 1.0)
     heads = np.asarray(batch["heads"])
     lab = np.asarray(jax.nn.log_softmax(T.label_scores(params, out["lab_head"],

@@ -1,0 +1,77 @@
+"""Train UDPipe 1.4 (`pip install ufal.udpipe`, default settings) on a treebank's
+train file, with its dev file as heldout data, and parse dev from gold tokens with
+its own tags (UPOS, XPOS, lemmas, FEATS re-predicted, then parsed).
+
+    python bench/treebanks/run_udpipe.py tr_imst
+
+Writes runs/treebanks/<name>/udpipe.model, udpipe_dev.conllu and
+bench/results/treebanks/udpipe_<name>.json (train seconds, peak RSS).
+"""
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+
+from data import ROOT, WORK, split_files
+
+
+def _read(path, fmt):
+    from ufal.udpipe import InputFormat, ProcessingError, Sentence
+
+    reader = InputFormat.newInputFormat(fmt)
+    reader.setText(path.read_text(encoding="utf-8"))
+    err = ProcessingError()
+    out = []
+    s = Sentence()
+    while reader.nextSentence(s, err):
+        out.append(s)
+        s = Sentence()
+    if err.occurred():
+        raise RuntimeError(err.message)
+    return out
+
+
+def main(name: str) -> int:
+    from ufal.udpipe import Model, Pipeline, ProcessingError, Sentences, Trainer
+
+    train_path, dev_path = split_files(name)
+    out = WORK / name
+    out.mkdir(parents=True, exist_ok=True)
+    train, heldout = Sentences(), Sentences()
+    for s in _read(train_path, "conllu"):
+        train.push_back(s)
+    for s in _read(dev_path, "conllu"):
+        heldout.push_back(s)
+    t0 = time.time()
+    err = ProcessingError()
+    model_bytes = Trainer.train("morphodita_parsito", train, heldout, Trainer.DEFAULT,
+                                Trainer.DEFAULT, Trainer.DEFAULT, err)
+    if err.occurred():
+        raise RuntimeError(err.message)
+    seconds = time.time() - t0
+    model_path = out / "udpipe.model"
+    model_path.write_bytes(model_bytes.encode("latin-1") if isinstance(model_bytes, str)
+                           else model_bytes)
+    model = Model.load(str(model_path))
+    pipe = Pipeline(model, "conllu", Pipeline.DEFAULT, Pipeline.DEFAULT, "conllu")
+    t1 = time.time()
+    pred = pipe.process(dev_path.read_text(encoding="utf-8"), err)
+    parse_seconds = time.time() - t1
+    if err.occurred():
+        raise RuntimeError(err.message)
+    (out / "udpipe_dev.conllu").write_text(pred, encoding="utf-8")
+    res = {"treebank": name, "train": str(train_path), "dev": str(dev_path),
+           "train_seconds": round(seconds, 1), "parse_seconds": round(parse_seconds, 2),
+           "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+           "prediction": str(out / "udpipe_dev.conllu")}
+    dest = ROOT / "bench" / "results" / "treebanks"
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / f"udpipe_{name}.json").write_text(json.dumps(res, indent=1) + "\n")
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
