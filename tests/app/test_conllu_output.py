@@ -43,7 +43,7 @@ def check_tokens(out: str, text: str) -> None:
     """Token lines (and multiword ranges) with TokenRange=a:b spell text[a:b]; the words
     of a range line carry no SpaceAfter or TokenRange of their own."""
     ranges = re.findall(r"^(\d+-\d+)?\d*\t([^\t]+)\t(?:[^\t]*\t){7}.*TokenRange=(\d+):(\d+)",
-                        out, re.M)
+                        out, re.MULTILINE)
     assert ranges
     for _, form, a, b in ranges:
         assert unicodedata.normalize("NFC", text[int(a):int(b)]) == form
@@ -66,7 +66,7 @@ def test_cli_text_validates_with_multiword_tokens_and_spaceafter(model, ud_error
                   stdin=ODD)
     assert ud_errors(out) == []
     assert "# text = Watch from Mary Jo Foley ] (And, by the way, I don't know.)" in out
-    assert re.search(r"^\d+-\d+\tdon't\t", out, re.M)
+    assert re.search(r"^\d+-\d+\tdon't\t", out, re.MULTILINE)
     assert "SpaceAfter=No" in out
     check_tokens(out, ODD)
 
@@ -104,7 +104,7 @@ def test_parse_conllu_output_validates(http, ud_errors):
         r = http.post("/parse", json={**body, "output": "conllu"})
         assert r.status_code == 200, r.text
         assert ud_errors(r.text) == []
-        assert re.search(r"^\d+-\d+\tdon't\t", r.text, re.M)
+        assert re.search(r"^\d+-\d+\tdon't\t", r.text, re.MULTILINE)
     check_tokens(http.post("/parse", json={"text": ODD, "output": "conllu"}).text, ODD)
 
 
@@ -123,5 +123,5 @@ def test_process_output_validates(server, http, ud_errors):
         assert r.status_code == 200, r.text
         assert ud_errors(r.json()["result"]) == [], r.json()["result"]
     out = http.post("/process", data={"data": ODD, "tokenizer": ""}).json()["result"]
-    assert re.search(r"^\d+-\d+\tdon't\t", out, re.M)
+    assert re.search(r"^\d+-\d+\tdon't\t", out, re.MULTILINE)
     check_tokens(out, ODD)
