@@ -11,7 +11,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from .graph.decoders import BUDGET_FIELDS, DECODER_DEFAULTS, DECODERS, BudgetErr
 from .graph.model import GraphModel
 from .text.agreement import agree_with_subjects
 from .registry import resolve
+
+if TYPE_CHECKING:
+    from .text.tokenizer import Token
 
 SELECTIONAL = "selectional"  # the transition model's decoder (Choi & McCallum 2013)
 
@@ -39,6 +42,18 @@ class ParsedToken:
     start: int | None = None   # character offsets into the input text (raw input only)
     end: int | None = None
     feats: str = "_"
+    space_after: bool | None = None   # whitespace follows its token (raw input only)
+
+
+@dataclass
+class MultiwordToken:
+    """A surface token of several words (ids first..last, 1-based): "don't" = "do" "n't"."""
+
+    first: int
+    last: int
+    form: str
+    start: int
+    end: int
 
 
 @dataclass
@@ -46,6 +61,7 @@ class ParsedTree:
     tokens: list[ParsedToken]
     score: float
     stats: dict[str, Any] = field(default_factory=dict)
+    multiword: list[MultiwordToken] = field(default_factory=list)
 
 
 def _digest(files: list[Path]) -> str:
@@ -269,15 +285,16 @@ class Pipeline:
                 cur, cur_score = alt, s
         return tags(cur)
 
-    def tokenize(self, text: str, split: bool = True) -> list[list[tuple[str, int, int]]]:
-        """Sentences of (form, start, end) tokens of raw text."""
+    def tokenize(self, text: str, split: bool = True) -> list[list[Token]]:
+        """Sentences of the words of raw text (`text.tokenizer.Token`: form, offsets,
+        multiword token, space after)."""
         if self.tokenizer is None:
             raise ModelError(f"model {self.name} has no tokenizer: send pre-tokenized input")
         if split:
             sents = self.tokenizer.tokenize(text)
         else:
             sents = [self.tokenizer.tokenize_sentence(text)]
-        return [[(t.form, t.start, t.end) for t in s] for s in sents if s]
+        return [s for s in sents if s]
 
     # ---- parsing -------------------------------------------------------------
     def parse_words(self, forms: Sequence[str], decoder: str = "greedy",
@@ -366,17 +383,34 @@ class Pipeline:
     def parse_text(self, text: str, decoder: str = "greedy", budget: dict | None = None,
                    split: bool = True, tagger: str = FAST) -> list[ParsedTree]:
         """Tokenize (and split, if asked) raw text, then tag and parse each sentence."""
-        out = []
-        for sent in self.tokenize(text, split):
-            forms = [f for f, _, _ in sent]
-            out.append(self.parse_words(forms, decoder, budget,
-                                        offsets=[(s, e) for _, s, e in sent], tagger=tagger))
-        return out
+        return [self.parse_tokens(sent, text, decoder, budget, tagger)
+                for sent in self.tokenize(text, split)]
+
+    def parse_tokens(self, words: Sequence[Token], text: str, decoder: str = "greedy",
+                     budget: dict | None = None, tagger: str = FAST) -> ParsedTree:
+        """Parse one sentence of `tokenize(text)`, keeping its offsets, spaces and
+        multiword tokens."""
+        tree = self.parse_words([w.form for w in words], decoder, budget,
+                                offsets=[(w.start, w.end) for w in words], tagger=tagger)
+        for tok, w in zip(tree.tokens, words):
+            tok.space_after = w.space_after
+        i = 0
+        while i < len(words):
+            span = words[i].mwt
+            j = i
+            while span is not None and j + 1 < len(words) and words[j + 1].mwt == span:
+                j += 1
+            if j > i:
+                tree.multiword.append(MultiwordToken(i + 1, j + 1, text[span[0]:span[1]],
+                                                     span[0], span[1]))
+            i = j + 1
+        return tree
 
     def parse_conllu(self, sent: Sentence, decoder: str = "greedy", budget: dict | None = None,
                      gold_tags: bool = False, tagger: str = FAST) -> ParsedTree:
         """Parse a CoNLL-U sentence in place (HEAD and DEPREL filled); tags from the
-        input when gold_tags or the model has no tagger, else from the tagger."""
+        input when gold_tags or the model has no tagger, else from the tagger, and then
+        written in place of the input's (UPOS, XPOS, LEMMA, FEATS)."""
         forms = [w.form for w in sent.words]
         if gold_tags or self.tagger is None:
             tree = self.parse_words(forms, decoder, budget, upos=[w.upos for w in sent.words],
@@ -384,5 +418,7 @@ class Pipeline:
                                     lemmas=[w.lemma for w in sent.words])
         else:
             tree = self.parse_words(forms, decoder, budget, tagger=tagger)
+            for w, t in zip(sent.words, tree.tokens):
+                w.upos, w.xpos, w.lemma, w.feats = t.upos, t.xpos, t.lemma, t.feats
         sent.set_tree([-1] + [t.head for t in tree.tokens], [""] + [t.deprel for t in tree.tokens])
         return tree

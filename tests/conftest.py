@@ -273,3 +273,24 @@ def slow_tokens(n: int = 200) -> list[str]:
 def slow():
     """(tokens, budget) of a request that runs until its deadline."""
     return slow_tokens(), {"restarts": 10000, "converge": 10000}
+
+
+# ---- the official UD validator ---------------------------------------------------------
+@pytest.fixture(scope="session")
+def ud_errors():
+    """A function: ud_errors(conllu_text, lang="en") -> the errors (as strings) of the
+    official UD validator (`udtools`, validate.py of UniversalDependencies/tools) at
+    levels 1 and 2, over the text written to a file as a user would save it."""
+    import tempfile
+
+    from udtools import Validator
+    from udtools.incident import Error
+
+    def errors(text: str, lang: str = "en") -> list[str]:
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "out.conllu"
+            path.write_text(text, encoding="utf-8", newline="")
+            state = Validator(lang=lang, level=2, output=None).validate_files([str(path)])
+        return [str(e) for e in state.error_tracker if isinstance(e, Error)]
+
+    return errors
