@@ -24,6 +24,9 @@ from redis.exceptions import OutOfMemoryError, RedisError
 logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "deptree:cache:"
+# the shape of a stored tree (`worker/protocol.py`); in every key, so trees cached
+# before a change of shape are never served (2: multiword tokens and space_after)
+TREE_FORMAT = 2
 # What an unreachable, slow or restarting Redis raises (timeouts are TimeoutError).
 REDIS_DOWN = (RedisError, OSError, TimeoutError)
 
@@ -34,9 +37,9 @@ def cache_key(model: str, version: str, decoder: str, budget: dict[str, Any], ki
     input that no tagger touches: simpler than deciding per kind, at the cost of a
     second entry when the same tagged sentence comes with both taggers."""
     b = {k: v for k, v in budget.items() if k != "deadline_ms"}
-    blob = json.dumps({"m": model, "v": version, "d": decoder, "b": b, "s": b.get("seed"),
-                       "t": tagger, "k": kind, "x": payload}, sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":"))
+    blob = json.dumps({"f": TREE_FORMAT, "m": model, "v": version, "d": decoder, "b": b,
+                       "s": b.get("seed"), "t": tagger, "k": kind, "x": payload},
+                      sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -10,8 +10,9 @@ import logging
 import math
 from typing import Any
 
-from models.conllu import Sentence, Word, format_sentence, read_conllu_string
+from models.conllu import Sentence, read_conllu_string
 from models.errors import ConlluError
+from models.tree_conllu import trees_conllu
 
 from .errors import ServiceError, limit_error
 from .service import Item, check_text
@@ -19,21 +20,10 @@ from .service import Item, check_text
 logger = logging.getLogger(__name__)
 
 
-def tree_to_sentence(tree: dict[str, Any], sent_id: int) -> Sentence:
-    words = []
-    for t in tree["tokens"]:
-        misc = f"TokenRange={t['start']}:{t['end']}" if t.get("start") is not None else "_"
-        words.append(Word(t["id"], t["form"], t["lemma"] or "_", t["upos"] or "_",
-                          t["xpos"] or "_", t.get("feats") or "_", t["head"], t["deprel"], "_",
-                          misc))
-    comments = [f"# sent_id = {sent_id}"]
-    if tree.get("text"):
-        comments.append("# text = " + " ".join(tree["text"].split()))
-    return Sentence.from_words(words, comments)
-
-
 def to_conllu(sentences: list[dict[str, Any]]) -> str:
-    return "".join(format_sentence(tree_to_sentence(t, i)) for i, t in enumerate(sentences, 1))
+    """CoNLL-U of the response's sentences (`models.tree_conllu`: multiword tokens,
+    SpaceAfter=No, TokenRange, a one-line `# text`)."""
+    return trees_conllu(sentences)
 
 
 # ---- UDPipe /process input ----------------------------------------------------------

@@ -59,10 +59,23 @@ class Token(BaseModel):
     feats: str = "_"
     start: int | None = Field(None, description="character offset (raw input only)")
     end: int | None = None
+    space_after: bool | None = Field(None, description="whitespace follows the word's "
+                                     "token in the text (raw input only)")
+
+
+class MultiwordToken(BaseModel):
+    first: int = Field(description="id of its first word")
+    last: int = Field(description="id of its last word")
+    form: str
+    start: int
+    end: int
 
 
 class ParsedSentence(BaseModel):
-    tokens: list[Token]
+    tokens: list[Token] = Field(description="the syntactic words")
+    multiword: list[MultiwordToken] = Field(
+        default_factory=list, description='surface tokens of several words ("don\'t" = '
+        '"do" + "n\'t"), from raw input')
     score: float | None = Field(description="the tree's model score; null when not finite")
     stats: dict[str, Any] = Field(description="restarts_used, best_restart, seconds, "
                                   "seconds_per_token, deadline_hit, ...")

@@ -1,24 +1,27 @@
 """`deptree parse`: stream sentences from a text stream through a pipeline.
 
-Input formats: CoNLL-U (HEAD/DEPREL filled, everything else kept), `text`
-(free text, split by the model's splitter; a blank line ends a paragraph) and
-`tokens` (one pre-tokenized sentence per line, tokens separated by spaces).
-Output is always CoNLL-U.
+Input formats: CoNLL-U (HEAD/DEPREL filled, and the model's UPOS, XPOS, LEMMA and
+FEATS unless `gold_tags`; everything else kept), `text` (free text, split by the
+model's splitter; a blank line ends a paragraph) and `tokens` (one pre-tokenized
+sentence per line, tokens separated by spaces). Output is always CoNLL-U, written by
+`tree_conllu` for text and tokens.
 """
 from __future__ import annotations
 
 import logging
+import re
 import time
+from collections.abc import Iterator
+from dataclasses import asdict
 from typing import IO
 
-from .conllu import Sentence, Word, format_sentence, read_conllu
+from .conllu import Sentence, format_sentence, read_conllu
 from .pipeline import ParsedTree, Pipeline
+from .tree_conllu import tree_sentence, with_misc
 
 logger = logging.getLogger(__name__)
 
-
-def _with_misc(misc: str, item: str) -> str:
-    return item if misc in ("", "_") else f"{misc}|{item}"
+_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n\s*")
 
 
 def _add_confidence(sent: Sentence, tree: ParsedTree) -> None:
@@ -26,23 +29,24 @@ def _add_confidence(sent: Sentence, tree: ParsedTree) -> None:
     conf = tree.stats.get("confidence")
     if conf:
         for w, c in zip(sent.words, conf):
-            w.misc = _with_misc(w.misc, f"HeadConf={c:.3f}")
+            w.misc = with_misc(w.misc, f"HeadConf={c:.3f}")
 
 
-def _tree_to_sentence(tree: ParsedTree, text: str | None, sent_id: int) -> Sentence:
-    words = []
-    for t in tree.tokens:
-        misc = "_"
-        if t.start is not None:
-            misc = f"TokenRange={t.start}:{t.end}"
-        words.append(Word(t.id, t.form, t.lemma, t.upos, t.xpos, t.feats, t.head, t.deprel, "_",
-                          misc))
-    comments = [f"# sent_id = {sent_id}"]
-    if text is not None:
-        comments.append(f"# text = {text}")
-    sent = Sentence.from_words(words, comments)
-    _add_confidence(sent, tree)
-    return sent
+def _record(tree: ParsedTree) -> dict:
+    """The tree as a worker replies it, which `tree_conllu` writes."""
+    return {"tokens": [asdict(t) for t in tree.tokens],
+            "multiword": [asdict(m) for m in tree.multiword], "stats": tree.stats}
+
+
+def paragraphs(text: str) -> Iterator[tuple[int, str]]:
+    """(offset, paragraph) of the paragraphs of `text`, which blank lines separate."""
+    pos = 0
+    for m in _PARAGRAPH_BREAK.finditer(text):
+        if text[pos:m.start()].strip():
+            yield pos, text[pos:m.start()]
+        pos = m.end()
+    if text[pos:].strip():
+        yield pos, text[pos:]
 
 
 def parse_stream(source: IO[str], target: IO[str], *, model: str, decoder: str, budget: dict,
@@ -69,18 +73,16 @@ def parse_stream(source: IO[str], target: IO[str], *, model: str, decoder: str, 
                     continue
                 sid += 1
                 tree = pipe.parse_words(forms, decoder, budget, tagger=tagger)
-                target.write(format_sentence(_tree_to_sentence(tree, " ".join(forms), sid)))
+                target.write(format_sentence(tree_sentence(_record(tree), sid)))
                 n_tok += len(forms)
         else:
-            for para in [p for p in text.split("\n\n") if p.strip()]:
-                base = text.index(para)
+            for base, para in paragraphs(text):
                 for tree in pipe.parse_text(para, decoder, budget, tagger=tagger):
                     sid += 1
-                    a, b = tree.tokens[0].start, tree.tokens[-1].end
-                    for t in tree.tokens:
+                    for t in [*tree.tokens, *tree.multiword]:   # offsets into the whole input
                         t.start += base
                         t.end += base
-                    target.write(format_sentence(_tree_to_sentence(tree, para[a:b], sid)))
+                    target.write(format_sentence(tree_sentence(_record(tree), sid)))
                     n_tok += len(tree.tokens)
         n_sent = sid
     secs = time.perf_counter() - t0

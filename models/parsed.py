@@ -26,6 +26,18 @@ class ParsedToken:
     start: int | None = None   # character offsets into the input text (raw input only)
     end: int | None = None
     feats: str = "_"
+    space_after: bool | None = None   # whitespace follows its token (raw input only)
+
+
+@dataclass
+class MultiwordToken:
+    """A surface token of several words (ids first..last, 1-based): "don't" = "do" "n't"."""
+
+    first: int
+    last: int
+    form: str
+    start: int
+    end: int
 
 
 @dataclass
@@ -33,6 +45,25 @@ class ParsedTree:
     tokens: list[ParsedToken]
     score: float
     stats: dict[str, Any] = field(default_factory=dict)
+    multiword: list[MultiwordToken] = field(default_factory=list)
+
+
+def mark_tokens(tree: ParsedTree, words: Sequence, text: str) -> ParsedTree:
+    """Carry the tokenizer's words (`text.tokenizer.Token`) of raw text into a tree of
+    them: whether a space follows each, and the multiword tokens they make up."""
+    for tok, w in zip(tree.tokens, words):
+        tok.space_after = w.space_after
+    i = 0
+    while i < len(words):
+        span = words[i].mwt
+        j = i
+        while span is not None and j + 1 < len(words) and words[j + 1].mwt == span:
+            j += 1
+        if j > i:
+            tree.multiword.append(MultiwordToken(i + 1, j + 1, text[span[0]:span[1]],
+                                                 span[0], span[1]))
+        i = j + 1
+    return tree
 
 
 def assemble(forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str],

@@ -19,11 +19,12 @@ from models.conllu import Sentence
 from models.errors import ModelError
 from models.graph.decoders import BudgetError
 from models.parse_policy import NEURAL, SELECTIONAL, decoders, parse_tagged
-from models.parsed import ParsedToken, ParsedTree, assemble
+from models.parsed import MultiwordToken, ParsedToken, ParsedTree, assemble, mark_tokens
 from models.registry import resolve
 from models.tagging import ACCURATE, AUTO, FAST, Tagging
 
-__all__ = ["ACCURATE", "AUTO", "FAST", "NEURAL", "SELECTIONAL", "ParsedToken", "ParsedTree", "Pipeline"]
+__all__ = ["ACCURATE", "AUTO", "FAST", "NEURAL", "SELECTIONAL", "MultiwordToken", "ParsedToken",
+           "ParsedTree", "Pipeline"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ class Pipeline:
     graph = property(lambda self: self.c.graph)
     tokenizer = property(lambda self: self.c.tokenizer)
     tagger = property(lambda self: self.c.tagger)
+    lemmatizer = property(lambda self: self.c.lemmatizer)
     transition = property(lambda self: self.c.transition)
     analyser = property(lambda self: self.c.analyser)
     taggers = property(lambda self: self.tagging.taggers)
@@ -70,13 +72,14 @@ class Pipeline:
     def choose_tags(self, forms: Sequence[str], tagger: str = AUTO) -> tuple[list, list, list]:
         return self.tagging.choose_tags(forms, tagger)
 
-    def tokenize(self, text: str, split: bool = True) -> list[list[tuple[str, int, int]]]:
-        """Sentences of (form, start, end) tokens of raw text."""
+    def tokenize(self, text: str, split: bool = True) -> list[list]:
+        """Sentences of the words of raw text (`text.tokenizer.Token`: form, offsets,
+        multiword token, space after)."""
         if self.c.tokenizer is None:
             raise ModelError(f"model {self.name} has no tokenizer: send pre-tokenized input")
         tok = self.c.tokenizer
         sents = tok.tokenize(text) if split else [tok.tokenize_sentence(text)]
-        return [[(t.form, t.start, t.end) for t in s] for s in sents if s]
+        return [s for s in sents if s]
 
     def analyze_ahead(self, sentences: Sequence[Sequence[str]], tagger: str,
                       budget: dict | None = None) -> None:
@@ -121,15 +124,22 @@ class Pipeline:
                    split: bool = True, tagger: str = AUTO) -> list[ParsedTree]:
         """Tokenize (and split, if asked) raw text, then tag and parse each sentence."""
         sents = self.tokenize(text, split)
-        self.analyze_ahead([[f for f, _, _ in s] for s in sents], tagger, budget)
-        return [self.parse_words([f for f, _, _ in s], decoder, budget,
-                                 offsets=[(a, b) for _, a, b in s], tagger=tagger)
-                for s in sents]
+        self.analyze_ahead([[w.form for w in s] for s in sents], tagger, budget)
+        return [self.parse_tokens(s, text, decoder, budget, tagger) for s in sents]
+
+    def parse_tokens(self, words: Sequence, text: str, decoder: str = "greedy",
+                     budget: dict | None = None, tagger: str = AUTO) -> ParsedTree:
+        """Parse one sentence of `tokenize(text)`, keeping its offsets, spaces and
+        multiword tokens."""
+        tree = self.parse_words([w.form for w in words], decoder, budget,
+                                offsets=[(w.start, w.end) for w in words], tagger=tagger)
+        return mark_tokens(tree, words, text)
 
     def parse_conllu(self, sent: Sentence, decoder: str = "greedy", budget: dict | None = None,
                      gold_tags: bool = False, tagger: str = AUTO) -> ParsedTree:
         """Parse a CoNLL-U sentence in place (HEAD and DEPREL filled); tags from the
-        input when gold_tags or the model has no tagger, else from the tagger."""
+        input when gold_tags or the model has no tagger, else from the tagger, and then
+        written in place of the input's (UPOS, XPOS, LEMMA, FEATS)."""
         forms = [w.form for w in sent.words]
         if gold_tags or self.c.tagger is None:
             tree = self.parse_words(forms, decoder, budget, upos=[w.upos for w in sent.words],
@@ -137,5 +147,7 @@ class Pipeline:
                                     lemmas=[w.lemma for w in sent.words])
         else:
             tree = self.parse_words(forms, decoder, budget, tagger=tagger)
+            for w, t in zip(sent.words, tree.tokens):      # the tags the parse used
+                w.upos, w.xpos, w.lemma, w.feats = t.upos, t.xpos, t.lemma, t.feats
         sent.set_tree([-1] + [t.head for t in tree.tokens], [""] + [t.deprel for t in tree.tokens])
         return tree

@@ -297,3 +297,24 @@ def built_model(tmp_path_factory) -> Path:
     """A complete model directory (`tiny`) trained by the one command's code path."""
     pytest.importorskip("jax")
     return build_tiny(tmp_path_factory.mktemp("built") / "tiny")
+
+
+# ---- the official UD validator ---------------------------------------------------------
+@pytest.fixture(scope="session")
+def ud_errors():
+    """A function: ud_errors(conllu_text, lang="en") -> the errors (as strings) of the
+    official UD validator (`udtools`, validate.py of UniversalDependencies/tools) at
+    levels 1 and 2, over the text written to a file as a user would save it."""
+    import tempfile
+
+    from udtools import Validator
+    from udtools.incident import Error
+
+    def errors(text: str, lang: str = "en") -> list[str]:
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "out.conllu"
+            path.write_text(text, encoding="utf-8", newline="")
+            state = Validator(lang=lang, level=2, output=None).validate_files([str(path)])
+        return [str(e) for e in state.error_tracker if isinstance(e, Error)]
+
+    return errors

@@ -15,6 +15,7 @@ import math
 import os
 import socket
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,11 @@ def tree_dict(tree: ParsedTree) -> dict[str, Any]:
              "head": int(t.head), "deprel": t.deprel, "feats": getattr(t, "feats", "_") or "_"}
         if t.start is not None:
             d["start"], d["end"] = int(t.start), int(t.end)
+        if t.space_after is not None:
+            d["space_after"] = bool(t.space_after)
         toks.append(d)
-    return {"tokens": toks, "score": jsonable(float(tree.score)), "stats": jsonable(tree.stats)}
+    return {"tokens": toks, "multiword": [asdict(m) for m in tree.multiword],
+            "score": jsonable(float(tree.score)), "stats": jsonable(tree.stats)}
 
 
 def jsonable(v: Any) -> Any:
@@ -151,14 +155,16 @@ class Engine:
         pipe.analyze_ahead([forms for sents in prepared for forms, tags, _ in sents
                             if tags is None], tagger, budget)
         out = []
-        for sents in prepared:
+        for item, sents in zip(job["items"], prepared):
+            text = item.get("text", "")
             trees = []
-            for forms, tags, offsets in sents:
+            for forms, tags, words in sents:
                 if deadline_at is not None and "deadline_ms" in fields:
                     budget["deadline_ms"] = max(1.0, (deadline_at - time.time()) * 1000.0)
-                if tags is None:
-                    tree = pipe.parse_words(forms, decoder, budget, offsets=offsets,
-                                            tagger=tagger)
+                if words is not None:
+                    tree = pipe.parse_tokens(words, text, decoder, budget, tagger=tagger)
+                elif tags is None:
+                    tree = pipe.parse_words(forms, decoder, budget, tagger=tagger)
                 else:
                     tree = pipe.parse_words(forms, decoder, budget, upos=tags[0], xpos=tags[1],
                                             lemmas=tags[2])
@@ -168,7 +174,8 @@ class Engine:
 
     @staticmethod
     def _prepare(pipe: Pipeline, item: dict, max_tokens: int, max_sents: int) -> list[tuple]:
-        """[(forms, tags or None, offsets or None)] for one item, limits checked."""
+        """[(forms, tags or None, words of raw text or None)] for one item, limits
+        checked."""
         kind = item["kind"]
         if kind in ("sentence", "document"):
             # every run of non-space characters is at least one token: refuse what is
@@ -188,7 +195,7 @@ class Engine:
             for s in sents:
                 if not s:
                     raise JobError("empty_sentence", "the sentence has no tokens")
-                out.append(([f for f, _, _ in s], None, [(a, b) for _, a, b in s]))
+                out.append(([t.form for t in s], None, s))
         elif kind == "tokens":
             out = [(list(item["forms"]), None, None)]
         elif kind == "tagged":

@@ -16,7 +16,8 @@ A job (JSON-serialisable, so it travels over a pipe or a Redis stream):
 A reply is {"id", "ok": True, "results": [[tree, ...] per item], "worker": {...}}
 or {"id", "ok": False, "error": {"kind", "code", "message", "limit", "value", "got"},
 "worker": {...}}. A tree is {"tokens": [{id, form, lemma, upos, xpos, head, deprel,
-start?, end?}], "score", "stats"}. Error kinds: "limit" (a size limit, HTTP 413),
+feats, start?, end?, space_after?}], "multiword": [{first, last, form, start, end}],
+"score", "stats"} (start, end, space_after and multiword tokens from raw text only). Error kinds: "limit" (a size limit, HTTP 413),
 "input" / "budget" / "model" (a bad value, 422), "internal" (a bug, 500),
 "crashed" (the worker died on the job, 503).
 """

@@ -5,13 +5,15 @@ e-mail addresses, numbers with separators, clitic suffixes); what is a matter
 of convention is read from the gold tokenization of the training data:
 
 - `abbreviations`: lowercased tokens ending in "." that are words ("dr.", "u.s.").
-- `mwt`: lowercased surface tokens that are multiword tokens more often than
-  not, with the lengths of their words ("can't" -> [2, 3]: "ca" + "n't").
+- `multiword`: the rules that split multiword tokens into words ("can't" -> "ca" +
+  "n't", any "...n't" -> "..." + "n't"), see `multiword.py`.
 - `joined`: lowercased tokens with inner punctuation kept whole more often than
   split ("e-mail", "at&t", "yahoo!").
 - `hyphen_prefixes`: first parts X of tokens "X-Y" kept whole ("co", "non").
 
-Saved as one JSON file; no pickling.
+Saved as one JSON file; no pickling. Format 1 (before multiword rules were learned)
+still loads: its token -> word-lengths table becomes full rules, with the English
+clitic suffixes that tokenizer applied to every token.
 """
 from __future__ import annotations
 
@@ -23,10 +25,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from models.text._conllu import Sentence
+from models.text.multiword import MultiwordRules, learn_multiword
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: multiword rules (full and suffix) instead of word lengths
 _HAS_WORD = re.compile(r"\w")
 _INNER_PUNCT = re.compile(r"\w[^\w\s]+\w|[^\w\s]\w|\w[^\w\s]")
 
@@ -34,7 +37,7 @@ _INNER_PUNCT = re.compile(r"\w[^\w\s]+\w|[^\w\s]\w|\w[^\w\s]")
 @dataclass
 class Lexicon:
     abbreviations: set[str] = field(default_factory=set)
-    mwt: dict[str, list[int]] = field(default_factory=dict)
+    multiword: MultiwordRules = field(default_factory=MultiwordRules)
     joined: set[str] = field(default_factory=set)
     hyphen_prefixes: set[str] = field(default_factory=set)
 
@@ -42,18 +45,23 @@ class Lexicon:
         return {
             "format_version": FORMAT_VERSION,
             "abbreviations": sorted(self.abbreviations),
-            "mwt": dict(sorted(self.mwt.items())),
+            "multiword": self.multiword.to_json(),
             "joined": sorted(self.joined),
             "hyphen_prefixes": sorted(self.hyphen_prefixes),
         }
 
     @classmethod
     def from_json(cls, data: dict) -> Lexicon:
-        if data.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"lexicon format {data.get('format_version')} != {FORMAT_VERSION}")
+        version = data.get("format_version")
+        if version == 1:
+            multiword = MultiwordRules.from_lengths(data["mwt"])
+        elif version == FORMAT_VERSION:
+            multiword = MultiwordRules.from_json(data["multiword"])
+        else:
+            raise ValueError(f"lexicon format {version} is not 1 or {FORMAT_VERSION}")
         return cls(
             set(data["abbreviations"]),
-            {k: list(v) for k, v in data["mwt"].items()},
+            multiword,
             set(data["joined"]),
             set(data["hyphen_prefixes"]),
         )
@@ -72,23 +80,11 @@ class Lexicon:
 def learn_lexicon(sentences: list[Sentence], min_count: int = 1) -> Lexicon:
     """Read the conventions above from gold surface tokens and their words."""
     whole: Counter[str] = Counter()
-    split: Counter[tuple[str, tuple[int, ...]]] = Counter()
+    split_total: Counter[str] = Counter()
     for s in sentences:
         for t in s.tokens:
-            low = t.form.lower()
-            if t.last > t.first:
-                words = s.words[t.first:t.last + 1]
-                if "".join(w.form for w in words).lower() == low:
-                    split[(low, tuple(len(w.form) for w in words))] += 1
-            else:
-                whole[low] += 1
-    lex = Lexicon()
-    split_total: Counter[str] = Counter()
-    for (low, _), n in split.items():
-        split_total[low] += n
-    for (low, lengths), n in split.most_common():
-        if low not in lex.mwt and split_total[low] > whole[low] and split_total[low] >= min_count:
-            lex.mwt[low] = list(lengths)
+            (split_total if t.last > t.first else whole)[t.form.lower()] += 1
+    lex = Lexicon(multiword=learn_multiword(sentences))
     for low, n in whole.items():
         if n < min_count or not _HAS_WORD.search(low):
             continue
@@ -116,7 +112,8 @@ def learn_lexicon(sentences: list[Sentence], min_count: int = 1) -> Lexicon:
     lex.hyphen_prefixes = {p for p in lex.hyphen_prefixes if kept[p] > pieces[p]}
     logger.info(
         "lexicon: %d abbreviations, %d multiword tokens, %d joined, %d hyphen prefixes",
-        len(lex.abbreviations), len(lex.mwt), len(lex.joined), len(lex.hyphen_prefixes),
+        len(lex.abbreviations), len(lex.multiword.full), len(lex.joined),
+        len(lex.hyphen_prefixes),
     )
     return lex
 

@@ -5,16 +5,22 @@ Pipeline for one text:
    addresses, file/domain names, numbers with separators (1,000.50, 5:30,
    11/28/2000, 713-853-3989), letter-dot abbreviations (U.S., e.g.), words with
    inner apostrophes, runs of "." "!" "?" "-", then any other single character;
+   a combining mark stays with the character before it (text not in NFC: "cafe"
+   + U+0301 + "s" is one word, as "cafés" is);
 2. conventions learned from the treebank (`lexicon.Lexicon`): adjacent pieces
    whose concatenation the treebank keeps whole are merged ("Dr." "e-mail"
-   "co-workers"), multiword tokens are split into their words ("can't" ->
-   "ca" "n't", "gonna" -> "gon" "na");
-3. a generic clitic rule for unseen words: n't 's 're 've 'll 'd 'm (with ' or ’);
-4. sentence boundaries from `splitter.SentenceSplitter` (averaged perceptron
+   "co-workers"), multiword tokens are split into their words by the learned
+   rules of `multiword.py` ("can't" -> "ca" "n't", "gonna" -> "gon" "na", any
+   "...'s" -> "..." "'s");
+3. sentence boundaries from `splitter.SentenceSplitter` (averaged perceptron
    over every gap between tokens).
 
-Every `Token` keeps `start`/`end` offsets with `text[start:end] == form`: words
-of a multiword token are substrings of it, as in EWT where they concatenate.
+A `Token` is a word. Words of a multiword token carry its span in `mwt` (None for a
+word that is a token of its own) and are substrings of it where they concatenate
+(EWT, IMST), so `text[start:end] == form`; where they do not ("del" -> "de" "el")
+each has the token's span. `space_after` says whether whitespace (or the end of the
+text) follows the word's token: False also for every word of a multiword token but
+its last.
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import json
 import logging
 import os
 import re
+import unicodedata
 from typing import NamedTuple
 
 from models.text.lexicon import Lexicon
@@ -51,14 +58,32 @@ _SCAN = re.compile(
     re.IGNORECASE,
 )
 _URL_TRAIL = re.compile(r"[.,;:!?)\]}'\"”’>]+$")
-_CLITIC = re.compile(r"(?i)^(\w+?)(n['’]t|['’](?:s|re|ve|ll|d|m))$")
 _MAX_MERGE = 7
+
+
+def _is_mark(c: str) -> bool:
+    return unicodedata.category(c)[0] == "M"
+
+
+def _mask_marks(chunk: str) -> str:
+    """`chunk` with each combining mark that follows a word character written as "a",
+    so that the scanner's \\w sees one word (same length: offsets carry over)."""
+    out, word = [], False
+    for c in chunk:
+        if _is_mark(c):
+            out.append("a" if word else c)
+        else:
+            out.append(c)
+            word = c.isalnum() or c == "_"
+    return "".join(out)
 
 
 class Token(NamedTuple):
     form: str
     start: int
     end: int
+    mwt: tuple[int, int] | None = None   # span of the multiword token of this word
+    space_after: bool = True
 
 
 class Tokenizer:
@@ -67,7 +92,8 @@ class Tokenizer:
     def __init__(self, lexicon: Lexicon | None = None, splitter: SentenceSplitter | None = None):
         self.lexicon = lexicon or Lexicon()
         self.splitter = splitter
-        self._merge_keys = self.lexicon.joined | self.lexicon.abbreviations | set(self.lexicon.mwt)
+        self._merge_keys = (self.lexicon.joined | self.lexicon.abbreviations
+                            | set(self.lexicon.multiword.full))
 
     # -- tokenization ------------------------------------------------------
     def tokenize_sentence(self, text: str) -> list[Token]:
@@ -77,7 +103,14 @@ class Tokenizer:
             pieces = self._scan(chunk.group(), chunk.start())
             pieces = self._merge(pieces, text)
             for p in pieces:
-                out.extend(self._split_clitics(p))
+                out.extend(self._split_multiword(p))
+        for i, t in enumerate(out):
+            if t.mwt is not None and i + 1 < len(out) and out[i + 1].mwt == t.mwt:
+                out[i] = t._replace(space_after=False)       # inside its multiword token
+            else:
+                end = t.end if t.mwt is None else t.mwt[1]
+                if end < len(text) and not text[end].isspace():
+                    out[i] = t._replace(space_after=False)
         return out
 
     def tokenize(self, text: str) -> list[list[Token]]:
@@ -87,7 +120,9 @@ class Tokenizer:
             return []
         if self.splitter is None:
             return [tokens]
-        ends = self.splitter.boundaries(text, tokens)
+        ends = [i for i in self.splitter.boundaries(text, tokens)   # never inside a token
+                if i + 1 == len(tokens) or tokens[i].mwt is None
+                or tokens[i + 1].mwt != tokens[i].mwt]
         sents, begin = [], 0
         for i in ends:
             sents.append(tokens[begin:i + 1])
@@ -99,8 +134,9 @@ class Tokenizer:
     def _scan(self, chunk: str, offset: int) -> list[Token]:
         pieces: list[Token] = []
         pos = 0
+        masked = chunk if chunk.isascii() else _mask_marks(chunk)
         while pos < len(chunk):
-            m = _SCAN.match(chunk, pos)
+            m = _SCAN.match(masked, pos)
             if m is None:  # cannot happen: "other" matches any non-space
                 pieces.append(Token(chunk[pos], offset + pos, offset + pos + 1))
                 pos += 1
@@ -110,6 +146,8 @@ class Tokenizer:
                 trail = _URL_TRAIL.search(m.group())
                 if trail and trail.start() > 0:
                     end = m.start() + trail.start()
+            while end < len(chunk) and _is_mark(chunk[end]):
+                end += 1               # a combining mark is never a token of its own
             pieces.append(Token(chunk[pos:end], offset + pos, offset + end))
             pos = end
         return pieces
@@ -137,18 +175,20 @@ class Tokenizer:
             i = best + 1
         return out
 
-    def _split_clitics(self, tok: Token) -> list[Token]:
-        low = tok.form.lower()
-        lengths = self.lexicon.mwt.get(low)
-        if lengths is None:
-            m = _CLITIC.match(tok.form)
-            if m is None or low in self.lexicon.joined:
-                return [tok]
-            lengths = [len(m.group(1)), len(m.group(2))]
+    def _split_multiword(self, tok: Token) -> list[Token]:
+        """The words of a surface token, by the learned multiword rules."""
+        if tok.form.lower() in self.lexicon.joined:
+            return [tok]
+        words = self.lexicon.multiword.split(tok.form)
+        if words is None:
+            return [tok]
+        span = (tok.start, tok.end)
+        if "".join(words) != tok.form:
+            return [Token(w, tok.start, tok.end, span) for w in words]
         out, p = [], tok.start
-        for n in lengths:
-            out.append(Token(tok.form[p - tok.start:p - tok.start + n], p, p + n))
-            p += n
+        for w in words:
+            out.append(Token(w, p, p + len(w), span))
+            p += len(w)
         return out
 
     # -- persistence ---------------------------------------------------------

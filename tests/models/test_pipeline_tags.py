@@ -3,6 +3,7 @@ first-order parser may keep the second-best tag; only hesitant words change."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from itertools import islice
 from pathlib import Path
 
@@ -31,31 +32,31 @@ def sentences():
 
 
 def test_off_gives_the_taggers_tags(pipe, sentences, monkeypatch):
-    monkeypatch.setattr(pipe, "tag_flips", {**Pipeline.tag_flips, "flips": 0})
+    monkeypatch.setattr(pipe.tagging, "flips", replace(pipe.tagging.flips, flips=0))
     for forms in sentences[:50]:
-        assert pipe.choose_tags(forms) == pipe.tag(forms)
+        assert pipe.choose_tags(forms, "fast") == pipe.tag(forms, "fast")
 
 
 def test_only_hesitant_words_change(pipe, sentences):
-    flips, tau = pipe.tag_flips["flips"], pipe.tag_flips["margin"]
+    flips, tau = pipe.tagging.flips.flips, pipe.tagging.flips.margin
     changed = 0
     for forms in sentences:
         best, second, margin = pipe.tagger.alternatives(forms)
-        up, xp, _ = pipe.choose_tags(forms)
-        base_up, base_xp, _ = pipe.tag(forms)
+        up, xp, _ = pipe.choose_tags(forms, "fast")
+        base_up, base_xp, _ = pipe.tag(forms, "fast")
         diff = [i for i in range(len(forms)) if (up[i], xp[i]) != (base_up[i], base_xp[i])]
         assert len(diff) <= flips
         for i in diff:
             assert margin[i] < tau and (up[i], xp[i]) == pipe.tagger.classes[second[i]]
-        assert pipe.choose_tags(forms)[:2] == (up, xp)  # deterministic
+        assert pipe.choose_tags(forms, "fast")[:2] == (up, xp)  # deterministic
         changed += bool(diff)
     assert changed > 0
 
 
 def test_used_by_greedy_not_by_mst(pipe, sentences, monkeypatch):
     calls = []
-    real = pipe.choose_tags
-    monkeypatch.setattr(pipe, "choose_tags",
+    real = pipe.tagging.choose_tags
+    monkeypatch.setattr(pipe.tagging, "choose_tags",
                         lambda forms, tagger="fast": calls.append(1) or real(forms, tagger))
     pipe.parse_words(sentences[0], "mst", {})
     assert not calls

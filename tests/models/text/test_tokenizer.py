@@ -3,9 +3,12 @@ from __future__ import annotations
 import pytest
 
 from models.text.lexicon import Lexicon, learn_lexicon
+from models.text.multiword import LEGACY_SUFFIXES, MultiwordRules
 from models.text.tokenizer import Token, Tokenizer
 
-LEX = Lexicon(abbreviations={"dr.", "mr.", "etc."}, mwt={"gonna": [3, 2], "cannot": [3, 3]},
+LEX = Lexicon(abbreviations={"dr.", "mr.", "etc."},
+              multiword=MultiwordRules({"gonna": ["gon", "na"], "cannot": ["can", "not"]},
+                                       LEGACY_SUFFIXES),
               joined={"e-mail"}, hyphen_prefixes={"co"})
 
 
@@ -52,7 +55,7 @@ def test_urls_emails_numbers_abbreviations_kept_whole(text, expected):
 def test_offsets_map_back_to_the_text():
     text = "  Hello,\tworld!  I don't   know... e-mail: a@b.com\n"
     toks = Tokenizer(LEX).tokenize_sentence(text)
-    assert toks[0] == Token("Hello", 2, 7)
+    assert toks[0] == Token("Hello", 2, 7, space_after=False)
     assert all(text[t.start:t.end] == t.form for t in toks)
     assert [t.start for t in toks] == sorted(t.start for t in toks)
 
@@ -65,7 +68,7 @@ def test_empty_and_whitespace_text():
 def test_lexicon_learned_from_treebank(tiny):
     lex = learn_lexicon(tiny)
     assert "dec." in lex.abbreviations
-    assert lex.mwt.get("don't") == [2, 3]
+    assert lex.multiword.full.get("don't") == ["do", "n't"]
 
 
 def test_save_load_round_trip(tmp_path, tiny):
