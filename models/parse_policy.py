@@ -6,7 +6,8 @@ log-probabilities, times the budget field `neural` (unset: the model's calibrate
 `arc_weight` when the analyser ran for the accurate tagger, else 0), are added to
 the graph model's arc scores (`GraphModel.scorer`), and when the analyser ran the
 relations of the tree come from its relation classifier (Dozat & Manning 2017,
-Section 2.3) rather than the graph model's labeler, if the model was calibrated so.
+Section 2.3), plus the model's calibrated share (`label_mix`) of the graph
+labeler's scores, which see the tree around the arc.
 `selectional` is the transition parser; bgi's `ensemble_with: selectional` first
 runs it for bgi's bias tree (Tchernowitz et al. 2016, Section 7).
 """
@@ -108,19 +109,34 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
     deprels, feats = res.deprels, None
     if analysis is not None:
         stats["neural_seconds"] = arc_seconds
-        if c.config.neural_labels:
-            deprels = neural_relations(c, analysis, res.heads)
+        if c.config.label_mix is not None:
+            graph = None
+            if c.config.label_mix:
+                graph = c.graph.label_scores(c.graph.encode(forms, lemmas, upos, xpos),
+                                             np.array([-1] + list(res.heads)))
+            deprels = relations(c, analysis, res.heads, graph, c.config.label_mix)
         feats = [c.analyser.vocab.feats[i] for i in analysis.feats_logp.argmax(1)]
     return Decision(res.heads, deprels, res.score, stats, feats)
 
 
-def neural_relations(c: Components, analysis, heads: Sequence[int]) -> list[str]:
-    """The analyser's most likely relation of each arc: `root` for the word attached to
-    the root and for no other (as UD requires)."""
+def relations(c: Components, analysis, heads: Sequence[int], graph: np.ndarray | None = None,
+              mix: float = 0.0) -> list[str]:
+    """The most likely relation of each arc by the analyser's log-probabilities plus mix x
+    the graph labeler's scores `graph` ([n, graph labels], or None): `root` for the word
+    attached to the root and for no other (as UD requires)."""
     labels = c.analyser.labels
-    lp = c.analyser.label_logp(analysis, heads).copy()
+    scores = c.analyser.label_logp(analysis, heads).astype(np.float64)
+    if graph is not None and mix:
+        graph = np.concatenate([graph, np.zeros((len(graph), 1))], axis=1)
+        scores = scores + mix * graph[:, graph_columns(c)]
     if "root" in labels:
-        r = labels.index("root")
-        lp[:, r] = -np.inf
-    best = lp.argmax(1)
+        scores[:, labels.index("root")] = -np.inf
+    best = scores.argmax(1)
     return ["root" if h == 0 else labels[b] for h, b in zip(heads, best)]
+
+
+def graph_columns(c: Components) -> np.ndarray:
+    """For each of the analyser's relations, its column among the graph labeler's (a
+    relation the graph model lacks reads the column after them, of zeros)."""
+    own = {lab: i for i, lab in enumerate(c.graph.labels)}
+    return np.array([own.get(lab, len(own)) for lab in c.analyser.labels])

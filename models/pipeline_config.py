@@ -49,8 +49,9 @@ class PipelineConfig:
     # weight of the analyser's arc scores when a request leaves `neural` unset and
     # the analyser ran (the accurate tagger); calibrated on dev by `deptree train`
     arc_weight: float = 0.3
-    # relations of a tree from the analyser (when it ran) rather than the graph labeler
-    neural_labels: bool = True
+    # relations when the analyser ran: its log-probabilities plus label_mix x the graph
+    # labeler's scores (0: the analyser's alone); None: the graph labeler's alone
+    label_mix: float | None = 0.0
     tag_flips: TagFlips = field(default_factory=TagFlips)
     extra: dict[str, Any] = field(default_factory=dict)    # everything else in the file
 

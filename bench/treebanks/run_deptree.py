@@ -116,7 +116,7 @@ def main() -> int:
                                    "--tagger", "fast", "--neural", "0")
     res["calibration"] = {k: v for k, v in json.loads(
         (model / "pipeline.json").read_text()).items()
-        if k in ("tag_weight", "arc_weight", "neural_labels")}
+        if k in ("tag_weight", "arc_weight", "label_mix")}
     if not a.no_order1:
         o1 = order1_variant(model, dev)
         res["order1_default"] = parse_dev(o1, dev, out / f"{name}_o1_dev.conllu",

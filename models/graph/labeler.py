@@ -162,6 +162,20 @@ def _predict_into(attrs, heads, w, mask, n_labels, root_label, labels, base, sc)
 
 
 @njit(cache=True)
+def label_scores(attrs, heads, w, mask, n_labels):
+    """float64 [n1, n_labels]: every relation's score of each word's arc (row 0 and the
+    root's row unused), for mixing with another model's relation scores."""
+    n1 = heads.shape[0]
+    out = np.zeros((n1, n_labels))
+    base = np.empty(MAX_LABEL_FEATURES, dtype=np.uint64)
+    for m in range(1, n1):
+        if heads[m] > 0:
+            k = label_features(attrs, heads, heads[m], m, base)
+            _scores(base, k, w, mask, n_labels, out[m])
+    return out
+
+
+@njit(cache=True)
 def perceptron_sentence(attrs, heads, gold, w, u, step, mask, n_labels, root_label):
     """One averaged-perceptron pass over a sentence's gold arcs; returns #correct."""
     n1 = heads.shape[0]

@@ -22,7 +22,7 @@ from .decode_mst import decode_mst
 from .decoders import DECODERS, BudgetError, Decoded, Scorer
 from .encode import EncodedSentence, encode
 from .features import FEATURE_SET
-from .labeler import LABEL_FEATURE_SET, predict_labels
+from .labeler import LABEL_FEATURE_SET, label_scores, predict_labels
 from .prune import all_arcs, prune
 from .scoring import arc_scores
 from .weights_io import from_sparse, to_sparse
@@ -123,6 +123,12 @@ class GraphModel:
                              np.uint64(self.label_weights.shape[0] - 1), len(self.labels),
                              self.labels.index("root"))
         return [self.labels[i] for i in ids[1:]]
+
+    def label_scores(self, enc: EncodedSentence, heads: np.ndarray) -> np.ndarray:
+        """float64 [n, labels]: the labeler's score of every relation for each word's
+        arc in the tree heads (heads[0] = -1), in the order of `labels`."""
+        return label_scores(enc.attrs, np.asarray(heads, np.int64), self.label_weights,
+                            np.uint64(self.label_weights.shape[0] - 1), len(self.labels))[1:]
 
     # ---- parsing -------------------------------------------------------------
     def encode(self, forms: Sequence[str], lemmas: Sequence[str] | None,

@@ -23,6 +23,8 @@ def test_the_build_is_complete_and_parses(built_model):
     for part in ("frontend", "graph", "neural", "transition"):
         assert meta[part] == part and (built_model / part).is_dir()
     assert "every 10th training sentence held out" in meta["build"]["dev"]
+    assert {"tag_weight", "arc_weight", "label_mix"} <= set(meta)      # calibrated on dev
+    assert "0.3/0" in meta["calibration"]["greedy_uas_las"]
     assert not (built_model / ".build").exists()          # work files removed when done
     pipe = Pipeline.load(built_model)
     assert pipe.taggers == ["fast", ACCURATE]
