@@ -189,22 +189,49 @@ def _tagged_train(run: _Run) -> Path:
 
 
 def _neural(run: _Run) -> dict:
+    """Trained in a process of its own: JAX keeps what it allocated (compiled programs,
+    its allocator's arenas) for the life of a process, ~1 GB the later stages would
+    carry; the parent's peak memory stays that of the linear models."""
+    import multiprocessing
+
+    out = run.out / "neural"
+    args = (str(run.train), str(run.dev), str(out), str(run.work), run.options.vectors,
+            asdict(run.options))
+    proc = multiprocessing.get_context("spawn").Process(target=_train_neural, args=args,
+                                                         name="deptree-neural")
+    proc.start()
+    try:
+        proc.join()
+    except BaseException:
+        proc.terminate()
+        proc.join()
+        raise
+    if proc.exitcode != 0 or not (out / "analyser.json").exists():
+        raise ModelError(f"the neural stage failed (exit code {proc.exitcode}; see the log "
+                         "above); run the command again to resume it")
+    meta = json.loads((out / "analyser.json").read_text(encoding="utf-8"))
+    return {"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch")}
+
+
+def _train_neural(train: str, dev: str, out: str, work: str, vectors_path: str,
+                  options: dict) -> None:
+    """The neural stage's process: train the analyser and save it to out."""
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from models.neural.train import NeuralConfig, train_analyser
     from models.text.tagger import Tagger
 
     vectors = None
-    if run.options.vectors:
+    if vectors_path:
         from models.text.word_vectors import WordVectors
 
-        vectors = WordVectors.read(run.options.vectors)
-    linear = Tagger.load(str(run.out / "frontend" / "tagger"))
-    cfg = NeuralConfig(**{**run.options.neural, "epochs": run.options.neural_epochs,
-                          "seed": run.options.seed})
-    analyser = train_analyser(_words(run.train), _words(run.dev), cfg, classes=linear.classes,
-                              vectors=vectors, checkpoint_dir=run.work)
-    analyser.save(str(run.out / "neural"))
-    return {"dev_argmax": analyser.meta.get("dev", {}),
-            "best_epoch": analyser.meta.get("best_epoch")}
+        vectors = WordVectors.read(vectors_path)
+    linear = Tagger.load(str(Path(out).parent / "frontend" / "tagger"))
+    cfg = NeuralConfig(**{**options["neural"], "epochs": options["neural_epochs"],
+                          "seed": options["seed"]})
+    analyser = train_analyser(_words(Path(train)), _words(Path(dev)), cfg,
+                              classes=linear.classes, vectors=vectors, checkpoint_dir=work)
+    analyser.save(out)
 
 
 def _words(path: Path) -> list[list[tuple]]:
@@ -225,9 +252,8 @@ def _graph(run: _Run) -> dict:
 
 
 def _transition(run: _Run) -> dict:
-    from models.transition.train import train
-
     from models.text.tagger import auto_bits
+    from models.transition.train import train
 
     dev = _retagged(run, list(read_conllu(run.dev)))
     words = sum(len(s.words) for s in read_conllu(run.train))

@@ -1,6 +1,6 @@
 """Train deptree on a treebank's train file with the one command and score its dev file.
 
-    python bench/treebanks/run_deptree.py tr_imst [--tag NAME] [-- extra `deptree train` flags]
+    python bench/treebanks/run_deptree.py tr_imst [--tag NAME] [more `deptree train` flags]
 
 1. `deptree train --data TRAIN --dev DEV --out runs/treebanks/<name>/deptree[-NAME]
    --keep-work ...`, under /usr/bin/time -v (wall time, peak RSS);
@@ -99,15 +99,14 @@ def main() -> int:
     ap.add_argument("--tag", default="")
     ap.add_argument("--skip-train", action="store_true", help="score an existing model")
     ap.add_argument("--no-order1", action="store_true")
-    ap.add_argument("extra", nargs="*", help="more `deptree train` flags (after --)")
-    a = ap.parse_args()
+    a, extra = ap.parse_known_args()                # the rest: more `deptree train` flags
     train, dev = split_files(a.treebank)
     name = "deptree" + (f"-{a.tag}" if a.tag else "")
     model = WORK / a.treebank / name
     res = {"treebank": a.treebank, "train": str(train), "dev": str(dev), "model": str(model)}
     if not a.skip_train:
         cmd = ["train", "--data", str(train), "--dev", str(dev), "--out", str(model),
-               "--keep-work", "--language", a.treebank.split("_")[0], *a.extra]
+               "--keep-work", "--language", a.treebank.split("_")[0], *extra]
         res["command"] = "deptree " + " ".join(cmd)
         res["train"] = deptree(*cmd, timed=True)
     out = WORK / a.treebank
@@ -125,7 +124,7 @@ def main() -> int:
                                               "--tagger", "fast", "--neural", "0")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{name}_{a.treebank}.json").write_text(json.dumps(res, indent=1) + "\n")
-    print(json.dumps(res, indent=1))
+    sys.stdout.write(json.dumps(res, indent=1) + "\n")
     return 0
 
 

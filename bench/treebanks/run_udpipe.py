@@ -69,7 +69,7 @@ def main(name: str) -> int:
     dest = ROOT / "bench" / "results" / "treebanks"
     dest.mkdir(parents=True, exist_ok=True)
     (dest / f"udpipe_{name}.json").write_text(json.dumps(res, indent=1) + "\n")
-    print(json.dumps(res))
+    sys.stdout.write(json.dumps(res) + "\n")
     return 0
 
 

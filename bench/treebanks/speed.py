@@ -53,7 +53,8 @@ def main() -> int:
             "deptree fast tagger, mst, no neural": deptree("mst", "fast", {"neural": 0})}
     udmodel = WORK / a.treebank / "udpipe.model"
     if udmodel.exists():
-        from ufal.udpipe import Model, Pipeline as UDPipeline, ProcessingError
+        from ufal.udpipe import Model, ProcessingError
+        from ufal.udpipe import Pipeline as UDPipeline
 
         ud = Model.load(str(udmodel))
         texts = {len(sents): dev.read_text(encoding="utf-8")}
@@ -79,7 +80,7 @@ def main() -> int:
     out = ROOT / "bench" / "results" / "treebanks"
     out.mkdir(parents=True, exist_ok=True)
     (out / f"speed_{a.treebank}.json").write_text(json.dumps(res, indent=1) + "\n")
-    print(json.dumps(res, indent=1))
+    sys.stdout.write(json.dumps(res, indent=1) + "\n")
     return 0
 
 
