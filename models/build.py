@@ -243,7 +243,10 @@ def _graph(run: _Run) -> dict:
     from models.graph.train import TrainConfig, train
 
     o = run.options
-    cfg = TrainConfig(order=o.order, seed=o.seed, jackknife=0, word_classes=o.word_classes)
+    shared = run.out / "frontend" / "tagger"        # one copy of the clusters, the tagger's
+    cfg = TrainConfig(order=o.order, seed=o.seed, jackknife=0,
+                      word_classes=str(shared) if o.word_classes else "",
+                      word_classes_at="../frontend/tagger" if o.word_classes else "")
     if o.graph_epochs:
         cfg.epochs = cfg.pruner_epochs = cfg.label_epochs = o.graph_epochs
     model = train(str(_tagged_train(run)), str(run.out / "graph"), str(run.dev), cfg,

@@ -52,6 +52,8 @@ class GraphModel:
     meta: dict[str, Any] = field(default_factory=dict)
     save_rel: float = 0.5               # drop weights below save_rel * median |w| when saving
     word_classes: WordClasses | None = None  # Brown clusters of the A_CLASS column
+    word_classes_at: str = ""           # saved as a reference to this directory (relative
+                                        # to the model's), e.g. the front-end tagger's
 
     @property
     def mask(self) -> int:
@@ -177,7 +179,7 @@ class GraphModel:
             arrays[f"{name}_val"] = vals
             arrays[f"{name}_size"] = np.array([w.shape[0]], dtype=np.int64)
         np.savez_compressed(d / "weights.npz", **arrays)
-        if self.word_classes is not None:
+        if self.word_classes is not None and not self.word_classes_at:
             self.word_classes.save(str(d))
         digest = hashlib.sha256((d / "weights.npz").read_bytes()).hexdigest()[:12]
         meta = dict(self.meta)
@@ -188,7 +190,8 @@ class GraphModel:
             "order": self.order, "labels": self.labels, "prune_threshold": self.prune_threshold,
             "prune_max_heads": self.prune_max_heads,
             "prune_temperature": self.prune_temperature, "has_pruner": self.pruner is not None,
-            "word_classes": self.word_classes is not None,
+            "word_classes": (self.word_classes_at or True) if self.word_classes is not None
+            else False,
             "version": digest,
         })
         (d / "model.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
@@ -229,10 +232,18 @@ class GraphModel:
                    prune_threshold=float(meta["prune_threshold"]),
                    prune_max_heads=int(meta["prune_max_heads"]),
                    prune_temperature=float(meta.get("prune_temperature", 1.0)), meta=meta,
-                   word_classes=cls._load_word_classes(d) if meta.get("word_classes") else None)
+                   word_classes=cls._load_word_classes(d, meta.get("word_classes")),
+                   word_classes_at=meta["word_classes"]
+                   if isinstance(meta.get("word_classes"), str) else "")
 
     @staticmethod
-    def _load_word_classes(d: Path) -> WordClasses:
+    def _load_word_classes(d: Path, where: bool | str | None) -> WordClasses | None:
+        """The clusters meta["word_classes"] names: none, its own file, or the file in
+        another directory (relative to d) it shares."""
+        if not where:
+            return None
+        if isinstance(where, str):
+            d = d / where
         try:
             return WordClasses.load(str(d))
         except FileNotFoundError as exc:

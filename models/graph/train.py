@@ -58,6 +58,8 @@ class TrainConfig:
     mixed_tags: bool = False  # with jackknife: every sentence twice, gold and jackknifed tags
     word_classes: str = ""    # Brown clusters for the arc templates: "" none,
                               # "spacy-lookups-data", or a directory with wordclasses.npz
+    word_classes_at: str = ""  # save a reference to this directory (relative to the
+                               # model's) instead of a copy of the clusters
 
 
 @dataclass
@@ -328,7 +330,8 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
     model = GraphModel(cfg.order, weights, labels, label_weights, pruner=pruner,
                        prune_threshold=cfg.prune_threshold, prune_max_heads=cfg.prune_max_heads,
                        prune_temperature=temperature if cfg.order > 1 else 1.0,
-                       word_classes=word_classes)
+                       word_classes=word_classes,
+                       word_classes_at=cfg.word_classes_at)
     model.save(out, {
         "train_config": asdict(cfg), "train_data": str(train_path),
         "train_data_sha256": _file_hash(train_path), "train_command": command,

@@ -1,4 +1,4 @@
-"""`deptree train --mixed-tags`: gold and jackknifed copies of the training data."""
+"""`deptree train-graph --mixed-tags`: gold and jackknifed copies of the training data."""
 from __future__ import annotations
 
 import subprocess
@@ -11,7 +11,7 @@ def _deptree(*args):
 
 
 def test_mixed_tags_train_on_gold_then_jackknifed_copies(tmp_path, monkeypatch):
-    """`deptree train --mixed-tags`: each sentence once with its gold tags, then
+    """`deptree train-graph --mixed-tags`: each sentence once with its gold tags, then
     again with its jackknifed ones (here a stand-in tagger that says NOUN/NN)."""
     import models.text.jackknife as jk
     from models.graph.encode import A_UPOS, upos_id
@@ -30,6 +30,6 @@ def test_mixed_tags_train_on_gold_then_jackknifed_copies(tmp_path, monkeypatch):
     assert [list(e.heads) for e in examples[2:]] == [list(e.heads) for e in examples[:2]]
     assert len(read_examples(path, jackknife=2)[0]) == 2          # default: jackknifed only
     for flag in (["--gold-tags"], ["--jackknife", "0"]):
-        r = _deptree("train", "--data", str(path), "--out", str(tmp_path / "m"), *flag,
+        r = _deptree("train-graph", "--data", str(path), "--out", str(tmp_path / "m"), *flag,
                      "--mixed-tags")
         assert r.returncode == 2 and "--mixed-tags" in r.stderr and "Traceback" not in r.stderr

@@ -27,7 +27,7 @@ def tiny(tmp_path_factory):
     d = tmp_path_factory.mktemp("tiny")
     write_conllu(itertools.islice(read_conllu(DATA / "train.conllu"), 250), d / "train.conllu")
     write_conllu(itertools.islice(read_conllu(DATA / "dev.conllu"), 40), d / "dev.conllu")
-    r = _deptree("train", "--data", str(d / "train.conllu"), "--dev", str(d / "dev.conllu"),
+    r = _deptree("train-graph", "--data", str(d / "train.conllu"), "--dev", str(d / "dev.conllu"),
                  "--out", str(d / "model"), "--order", "3", "--epochs", "2",
                  "--pruner-epochs", "2", "--label-epochs", "2", "--log2-size", "18")
     assert r.returncode == 0, r.stderr
@@ -68,7 +68,7 @@ def test_parse_is_deterministic(tiny):
 
 def test_training_resumes_from_checkpoint(tiny, tmp_path):
     """A rerun into the same directory picks up the finished epochs instead of redoing them."""
-    r = _deptree("-v", "train", "--data", str(tiny / "train.conllu"), "--out", str(tiny / "model"),
+    r = _deptree("-v", "train-graph", "--data", str(tiny / "train.conllu"), "--out", str(tiny / "model"),
                  "--order", "3", "--epochs", "2", "--pruner-epochs", "2", "--label-epochs", "2",
                  "--log2-size", "18")
     assert r.returncode == 0, r.stderr
@@ -79,7 +79,7 @@ def test_cycle_in_gold_training_data_is_a_clear_error(tmp_path):
     bad = tmp_path / "bad.conllu"
     bad.write_text("# sent_id = 1\n1\ta\ta\tX\tX\t_\t2\tdep\t_\t_\n"
                    "2\tb\tb\tX\tX\t_\t1\tdep\t_\t_\n\n")
-    r = _deptree("train", "--data", str(bad), "--out", str(tmp_path / "m"), "--order", "1")
+    r = _deptree("train-graph", "--data", str(bad), "--out", str(tmp_path / "m"), "--order", "1")
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
     assert "bad.conllu:" in r.stderr and "cycle" in r.stderr.lower()
@@ -116,7 +116,7 @@ def test_relabel_keeps_the_arcs_and_retrains_the_labeler(tiny, tmp_path):
     """`train --relabel-from`: arc and pruner weights copied bit for bit (same trees),
     a new labeler, and the record of how it was trained."""
     out = tmp_path / "relabelled"
-    r = _deptree("train", "--data", str(tiny / "train.conllu"), "--out", str(out),
+    r = _deptree("train-graph", "--data", str(tiny / "train.conllu"), "--out", str(out),
                  "--relabel-from", str(tiny / "model"), "--label-epochs", "3")
     assert r.returncode == 0, r.stderr
     before = np.load(tiny / "model" / "weights.npz")
@@ -158,7 +158,7 @@ def test_relabel_refuses_relations_the_model_does_not_know(tiny, tmp_path):
     data = tmp_path / "odd.conllu"
     data.write_text("# sent_id = 1\n1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n"
                     "2\t!\t!\tPUNCT\t.\t_\t1\tnot_a_relation\t_\t_\n\n")
-    r = _deptree("train", "--data", str(data), "--out", str(tmp_path / "m"),
+    r = _deptree("train-graph", "--data", str(data), "--out", str(tmp_path / "m"),
                  "--relabel-from", str(tiny / "model"))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "not_a_relation" in r.stderr

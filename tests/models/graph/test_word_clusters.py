@@ -63,12 +63,12 @@ def test_clusters_of_an_empty_sentence_and_an_empty_table(table):
 @pytest.mark.skipif(not (DATA / "train.conllu").exists() or not TAGGER.is_dir(),
                     reason="treebank or shipped tagger not found")
 def test_a_model_trained_with_clusters_saves_loads_and_parses_with_them(tmp_path):
-    """`deptree train --word-classes DIR`: the clusters are saved beside the weights,
+    """`deptree train-graph --word-classes DIR`: the clusters are saved beside the weights,
     loaded with them, and change the features (the same model without them parses
     with other scores)."""
     write_conllu(itertools.islice(read_conllu(DATA / "train.conllu"), 150),
                  tmp_path / "train.conllu")
-    r = _deptree("train", "--data", str(tmp_path / "train.conllu"), "--out",
+    r = _deptree("train-graph", "--data", str(tmp_path / "train.conllu"), "--out",
                  str(tmp_path / "m"), "--order", "2", "--epochs", "1", "--pruner-epochs", "1",
                  "--label-epochs", "1", "--log2-size", "16", "--gold-tags",
                  "--word-classes", str(TAGGER))
@@ -89,7 +89,7 @@ def test_a_model_trained_with_clusters_saves_loads_and_parses_with_them(tmp_path
 
 def test_missing_cluster_file_is_a_clear_error(tmp_path):
     (tmp_path / "t.conllu").write_text("1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n\n")
-    r = _deptree("train", "--data", str(tmp_path / "t.conllu"), "--out", str(tmp_path / "m"),
+    r = _deptree("train-graph", "--data", str(tmp_path / "t.conllu"), "--out", str(tmp_path / "m"),
                  "--word-classes", str(tmp_path / "nowhere"))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "nowhere" in r.stderr
