@@ -429,6 +429,7 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
                 "las": round(100 * right[2] / w, 2)}
 
     best, history, start = params, [], 0
+    compiled: set[tuple[int, ...]] = set()
     resumed = _Checkpoint(checkpoint_dir).load(params, state)
     if resumed is not None:
         start, params, state, best, history, key = resumed
@@ -445,22 +446,32 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
             t0 = time.time()
             losses = []
             batches = data.batches(rng.permutation(len(data)), cfg.batch_tokens)
+            compiling = 0.0
             for b in rng.permutation(len(batches)):
-                part = batches[b]
+                arrays = data.arrays(batches[b], cfg.batch_tokens, rng, cfg.word_dropout)
                 key, k = jax.random.split(key)
-                params, state, loss = step(params, state, _device(data.arrays(
-                    part, cfg.batch_tokens, rng, cfg.word_dropout)), k)
+                shape = arrays["words"].shape
+                t1 = time.time()
+                params, state, loss = step(params, state, _device(arrays), k)
+                if shape not in compiled:        # the first step of a shape compiles it
+                    loss.block_until_ready()
+                    compiled.add(shape)
+                    compiling += time.time() - t1
                 losses.append(loss)
                 bar.update(1)
             row = {"epoch": epoch + 1, "loss": round(float(np.mean([float(x) for x in losses])),
-                                                     4)}
+                                                     4),
+                   "seconds": round(time.time() - t0 - compiling, 1)}
+            if compiling:
+                row["compile_seconds"] = round(compiling, 1)
+            t0 = time.time()
             if len(held):
                 row.update(evaluate(params))
                 if not history or row["las"] > max(r.get("las", -1) for r in history):
                     best = params
             else:
                 best = params
-            row["seconds"] = round(time.time() - t0, 1)
+            row["dev_seconds"] = round(time.time() - t0, 1)
             history.append(row)
             bar.set_postfix({k: v for k, v in row.items() if k in ("loss", "uas", "las")})
             say(f"neural analyser epoch {epoch + 1}/{epochs}: "
