@@ -163,23 +163,16 @@ def _word_classes(source: str | None):
 def _jackknife(run: _Run) -> dict:
     """The training file with k-fold jackknifed UPOS/XPOS (`text/jackknife.py`), from
     taggers trained as the front-end's, for the graph and transition parsers."""
-    from models.text.jackknife import jackknife_tags
+    from models.text.jackknife import retag_jackknifed
     from models.text.tagger import Tagger
 
     wc = _word_classes(run.options.word_classes or None)
     sents = list(read_conllu(run.train))
-    tags = jackknife_tags([[(w.form, w.upos, w.xpos) for w in s.words] for s in sents],
-                          k=run.options.jackknife, seed=run.options.seed,
-                          train_fn=lambda train: Tagger.train(train, bidirectional=True,
-                                                              word_classes=wc))
-    right = total = 0
-    for s, (upos, xpos) in zip(sents, tags):
-        for w, u, x in zip(s.words, upos, xpos):
-            right += w.upos == u
-            total += 1
-            w.upos, w.xpos = u, x
+    upos = retag_jackknifed(sents, run.options.jackknife, run.options.seed,
+                            lambda train: Tagger.train(train, bidirectional=True,
+                                                       word_classes=wc))
     write_conllu(sents, run.work / "train.jackknifed.conllu")
-    return {"upos": round(100 * right / max(1, total), 2)}
+    return {"upos": round(upos, 2)}
 
 
 def _tagged_train(run: _Run) -> Path:

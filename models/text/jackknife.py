@@ -74,3 +74,19 @@ def jackknife_tags(sentences: Sequence[Sequence[Sequence[Any]]], k: int = 10, se
         logger.info("jackknife fold %d/%d: trained on %d, tagged %d", f + 1, k, len(train),
                     int((folds == f).sum()))
     return out  # type: ignore[return-value]
+
+
+def retag_jackknifed(sentences: Sequence[Any], k: int = 10, seed: int = 0,
+                     train_fn: Callable[[list], _Tags] | None = None) -> float:
+    """Replace the UPOS and XPOS of CoNLL-U sentences (`models.conllu.Sentence`) in place
+    by their k-fold jackknifed predictions (`jackknife_tags`); return the percentage of
+    words whose predicted UPOS is the gold one."""
+    tags = jackknife_tags([[(w.form, w.upos, w.xpos) for w in s.words] for s in sentences],
+                          k=k, seed=seed, train_fn=train_fn)
+    right = total = 0
+    for sent, (upos, xpos) in zip(sentences, tags):
+        for w, u, x in zip(sent.words, upos, xpos):
+            right += w.upos == u
+            total += 1
+            w.upos, w.xpos = u, x
+    return 100.0 * right / max(1, total)
