@@ -185,8 +185,12 @@ def _neural(run: _Run) -> dict:
     """Trained in a process of its own: JAX keeps what it allocated (compiled programs,
     its allocator's arenas) for the life of a process, ~1 GB the later stages would
     carry; the parent's peak memory stays that of the linear models."""
+    import importlib.util
     import multiprocessing
 
+    for package in ("jax", "optax"):
+        if importlib.util.find_spec(package) is None:
+            raise ModuleNotFoundError(f"the neural stage needs {package}")
     out = run.out / "neural"
     args = (str(run.train), str(run.dev), str(out), str(run.work), run.options.vectors,
             asdict(run.options))
