@@ -115,6 +115,7 @@ def _version(c: Components, fe: Path | None, nd: Path | None, td: Path | None) -
     if nd is not None:
         v += "+n" + _digest(nd)
     settings = {"tag_weight": cfg.tag_weight, "arc_weight": cfg.arc_weight,
-                "label_mix": cfg.label_mix, "tag_flips": asdict(cfg.tag_flips)}
+                "label_mix": cfg.label_mix, "decoder_defaults": cfg.decoder_defaults,
+                "tag_flips": asdict(cfg.tag_flips)}
     return v + "+s" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()
                                      ).hexdigest()[:4]

@@ -41,8 +41,10 @@ class Decision:
 
 def decoders(c: Components) -> dict[str, dict[str, Any]]:
     """Decoder name -> its budget fields and defaults."""
+    own = c.config.decoder_defaults
     out = {name: {"fields": list(BUDGET_FIELDS[name]),
-                  "defaults": dict(DECODER_DEFAULTS.get(name, {}))} for name in DECODERS}
+                  "defaults": {**DECODER_DEFAULTS.get(name, {}), **own.get(name, {})}}
+           for name in DECODERS}
     if c.analyser is not None:          # null: `arc_weight` with the accurate tagger
         for info in out.values():
             info["fields"].append(NEURAL)
@@ -84,7 +86,7 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
                  budget: dict, analysed: bool) -> Decision:
     """Decode one tagged sentence; `analysed`: the analyser ran for its tags (the
     accurate tagger), so its scores come at no extra cost."""
-    budget = dict(budget)
+    budget = {**c.config.decoder_defaults.get(decoder, {}), **budget}
     neural = budget.pop(NEURAL, None)
     if decoder == SELECTIONAL:
         if neural is not None:

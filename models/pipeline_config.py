@@ -53,6 +53,9 @@ class PipelineConfig:
     # labeler's scores (0: the analyser's alone); None: the graph labeler's alone
     label_mix: float | None = 0.0
     tag_flips: TagFlips = field(default_factory=TagFlips)
+    # the model's own budget defaults, over the decoders' (e.g. a smaller greedy
+    # `converge` where the analyser's scores make the search settle sooner)
+    decoder_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)    # everything else in the file
 
     @classmethod

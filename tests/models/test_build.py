@@ -109,3 +109,18 @@ def test_bad_inputs_are_refused_before_training(tmp_path):
     with pytest.raises(ModelError, match="only neural, transition are optional"):
         build.build_model(TINY_TREEBANK, None, tmp_path / "m",
                           build.BuildOptions(skip=("graph",)))
+
+
+def test_the_models_own_decoder_defaults_apply_and_are_listed(built_model, tmp_path):
+    own = tmp_path / "own"
+    shutil.copytree(built_model, own)
+    meta = json.loads((own / "pipeline.json").read_text())
+    meta["decoder_defaults"] = {"greedy": {"converge": 1, "restarts": 2}}
+    (own / "pipeline.json").write_text(json.dumps(meta))
+    pipe = Pipeline.load(own)
+    assert pipe.decoders()["greedy"]["defaults"]["restarts"] == 2
+    assert pipe.version != Pipeline.load(built_model).version      # answers may differ
+    forms = "The forces killed him near the border .".split()
+    assert pipe.parse_words(forms, "greedy").stats["restarts_used"] <= 2
+    assert pipe.parse_words(forms, "greedy", {"restarts": 5, "converge": 5}
+                            ).stats["restarts_used"] > 2           # a request's budget wins
