@@ -148,7 +148,8 @@ def _frontend(run: _Run) -> dict:
 
     wc = run.options.word_classes or None
     metrics = train_frontend(str(run.train), str(run.dev), str(run.out / "frontend"),
-                             seed=run.options.seed, word_classes=_word_classes(wc))
+                             seed=run.options.seed, word_classes=_word_classes(wc),
+                             checkpoints=str(run.work / "frontend"))
     return {"dev": metrics.get("dev_metrics", {})}
 
 
@@ -170,7 +171,8 @@ def _jackknife(run: _Run) -> dict:
     sents = list(read_conllu(run.train))
     upos = retag_jackknifed(sents, run.options.jackknife, run.options.seed,
                             lambda train: Tagger.train(train, bidirectional=True,
-                                                       word_classes=wc))
+                                                       word_classes=wc),
+                            checkpoints=str(run.work / "jackknife"))
     write_conllu(sents, run.work / "train.jackknifed.conllu")
     return {"upos": round(upos, 2)}
 
@@ -261,7 +263,8 @@ def _transition(run: _Run) -> dict:
                   n_rows=1 << auto_bits(words),
                   epochs=run.options.transition_epochs, alpha=0.05, prune=0.015,
                   bootstrap_rounds=2, bootstrap_epochs=4, seed=run.options.seed,
-                  command="deptree train (transition stage)")
+                  command="deptree train (transition stage)",
+                  checkpoint_dir=run.work / "transition")
     return {k: model.meta["training"].get(k) for k in ("best_epoch", "dev_uas_greedy",
                                                          "dev_las_greedy")}
 

@@ -31,7 +31,7 @@ import logging
 import os
 import threading
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -317,7 +317,8 @@ class Tagger(ClassTagger):
     @classmethod
     def train(cls, sentences: Sequence[Sequence[Sequence[str]]], epochs: int = 12,
               seed: int = 0, n_bits: int | None = None, stack_folds: int = 0,
-              bidirectional: bool = False, word_classes: WordClasses | None = None) -> Tagger:
+              bidirectional: bool = False, word_classes: WordClasses | None = None,
+              progress: Callable[[], object] | None = None) -> Tagger:
         """Train on sentences of (form, upos, xpos, ...) tuples.
 
         n_bits: log2 of the hashed feature rows; None: `auto_bits` of the data's size
@@ -326,6 +327,7 @@ class Tagger(ClassTagger):
         word_classes: add cluster and WordNet features (`wordclasses`; not with stacking).
         bidirectional: also train a right-to-left tagger (on reversed sentences);
         tags are then the argmax of the sum of both passes' scores.
+        progress: called after each epoch (of each direction).
         stack_folds > 1: two levels. A level-1 tagger is trained on all data and
         the level-2 one on features of level-1 tags of the whole sentence (left
         and right), which for training sentences come from `stack_folds`-fold
@@ -335,9 +337,9 @@ class Tagger(ClassTagger):
             n_bits = auto_bits(sum(len(s) for s in sentences))
         if bidirectional:
             forward = cls.train(sentences, epochs, seed, n_bits, stack_folds,
-                                word_classes=word_classes).compacted()
+                                word_classes=word_classes, progress=progress).compacted()
             backward = cls.train([s[::-1] for s in sentences], epochs, seed, n_bits, stack_folds,
-                                 word_classes=word_classes).compacted()
+                                 word_classes=word_classes, progress=progress).compacted()
             forward.backward = backward
             forward.meta["bidirectional"] = True
             return forward
@@ -373,8 +375,10 @@ class Tagger(ClassTagger):
             order = rng.permutation(len(tfs)).astype(np.int64)
             step, errors = K.train_epoch(tf_all, tf_start, rows_all, row_start, gold, order,
                                          W, U, step, tagger.mask)
-            logger.info("tagger epoch %d: %.4f train accuracy", epoch + 1,
-                        1 - errors / max(len(gold), 1))
+            logger.debug("tagger epoch %d: %.4f train accuracy", epoch + 1,
+                         1 - errors / max(len(gold), 1))
+            if progress is not None:
+                progress()
         U /= step
         W -= U
         del U

@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Sequence
 
+from models.progress import progress_bar
 from models.text._conllu import Sentence, documents, read_conllu
 from models.text.feats import FeatsGuesser
 from models.text.lemmatizer import Lemmatizer
@@ -24,6 +25,27 @@ from models.text.tokenizer import Tokenizer
 from models.text.wordclasses import WordClasses
 
 logger = logging.getLogger(__name__)
+
+
+class _Parts:
+    """The parts of a front-end already saved, recorded in a checkpoint directory (or
+    nowhere: then every part is trained)."""
+
+    def __init__(self, directory: str | None):
+        self.directory = directory
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+
+    def has(self, name: str) -> bool:
+        found = bool(self.directory) and os.path.exists(os.path.join(self.directory, name))
+        if found:
+            logger.info("front-end: %s done before, loaded", name)
+        return found
+
+    def add(self, name: str) -> None:
+        if self.directory:
+            with open(os.path.join(self.directory, name), "w", encoding="utf-8") as f:
+                f.write("saved\n")
 
 
 def tag_tuples(sentences: Sequence[Sentence]) -> list[list[tuple[str, str, str, str, str]]]:
@@ -97,12 +119,14 @@ def evaluate_tagger(tagger: Tagger, lemmatizer: Lemmatizer | None,
 
 def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epochs: int = 12,
                    seed: int = 0, stack_folds: int = 0, bidirectional: bool = True,
-                   word_classes: WordClasses | None | str = "spacy-lookups-data") -> dict:
+                   word_classes: WordClasses | None | str = "spacy-lookups-data",
+                   checkpoints: str | None = None) -> dict:
     """Train all three models on train_path, write them under out_dir, return metrics.
 
     word_classes: cluster and WordNet features of the tagger; the default reads them
     from the installed spacy-lookups-data (`pip install -e '.[train]'`), None trains
-    without them (0.5 UPOS less on en_ewt dev)."""
+    without them (0.5 UPOS less on en_ewt dev). checkpoints: a directory that records
+    each part saved, so that a rerun loads the parts an interrupted run finished."""
     if isinstance(word_classes, str):
         if word_classes != "spacy-lookups-data":
             raise ValueError(f"word_classes={word_classes!r}: give 'spacy-lookups-data', "
@@ -114,27 +138,46 @@ def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epoch
     metrics: dict = {"train": train_path, "dev": dev_path, "epochs": epochs, "seed": seed,
                      "stack_folds": stack_folds, "bidirectional": bidirectional,
                      "word_classes": None if word_classes is None else word_classes.source}
+    steps = 1 + epochs * (2 if bidirectional else 1) + 2 + bool(dev)
+    bar = progress_bar(steps, "front-end", "step")
+    done = _Parts(checkpoints)
+
+    def part(name: str, train_fn, load_fn, units: int = 1, reports: bool = False):
+        """The part `name`: loaded if an earlier run saved it, else trained and saved;
+        `units` steps of the bar (which the training itself moves if it `reports`)."""
+        path = os.path.join(out_dir, name)
+        if done.has(name):
+            bar.update(units)
+            return load_fn(path)
+        model = train_fn()
+        model.save(path)
+        done.add(name)
+        if not reports:
+            bar.update(units)
+        return model
+
     t0 = time.perf_counter()
-    tokenizer = train_tokenizer(train, seed=seed)
-    tokenizer.save(os.path.join(out_dir, "tokenizer"))
+    tokenizer = part("tokenizer", lambda: train_tokenizer(train, seed=seed), Tokenizer.load)
     t1 = time.perf_counter()
     tuples = tag_tuples(train)
-    tagger = Tagger.train(tuples, epochs=epochs, seed=seed, stack_folds=stack_folds,
-                          bidirectional=bidirectional, word_classes=word_classes)
-    tagger.save(os.path.join(out_dir, "tagger"))
+    part("tagger", lambda: Tagger.train(tuples, epochs=epochs, seed=seed,
+                                        stack_folds=stack_folds, bidirectional=bidirectional,
+                                        word_classes=word_classes, progress=lambda: bar.update(1)),
+         Tagger.load, epochs * (2 if bidirectional else 1), reports=True)
     tagger = Tagger.load(os.path.join(out_dir, "tagger"))  # dev figures of the pruned model
     t2 = time.perf_counter()
-    lemmatizer = Lemmatizer.train(tuples)
-    lemmatizer.save(os.path.join(out_dir, "lemmatizer"))
+    lemmatizer = part("lemmatizer", lambda: Lemmatizer.train(tuples),
+                      lambda p: Lemmatizer.load(p, word_classes))
     lemmatizer.dictionary = word_classes  # as `Pipeline.load` wires it
-    feats = FeatsGuesser.train(tuples)
-    feats.save(os.path.join(out_dir, "feats"))
+    feats = part("feats", lambda: FeatsGuesser.train(tuples), FeatsGuesser.load)
     metrics["seconds"] = {"tokenizer": round(t1 - t0, 1), "tagger": round(t2 - t1, 1),
                           "lemmatizer+feats": round(time.perf_counter() - t2, 1)}
     if dev:
         metrics["dev_metrics"] = {**evaluate_tokenizer(tokenizer, dev),
                                   **evaluate_tagger(tagger, lemmatizer, dev, feats)}
+        bar.update(1)
         logger.info("dev: %s", metrics["dev_metrics"])
+    bar.close()
     with open(os.path.join(out_dir, "metrics.json"), "w", encoding="utf-8") as f:
         json.dump(metrics, f, indent=1)
     return metrics

@@ -69,16 +69,31 @@ def explore_examples(model: TransitionModel, golds, attrs_list, aindex):
 
 
 def bootstrap(model: TransitionModel, golds, attrs_tr, gold_examples, dev_eval, *, rounds: int,
-              epochs: int, alpha: float, rho: float, eps: float, seed: int = 0):
-    """Algorithm 1: returns (best model, log of (round, dev UAS))."""
+              epochs: int, alpha: float, rho: float, eps: float, seed: int = 0,
+              checkpoint=None, progress=None):
+    """Algorithm 1: returns (best model, log of (round, dev UAS)). checkpoint (with
+    `save(name, W, meta)` and `load(name)`) keeps the state after each round, from
+    which a rerun continues; progress(n) is told of every epoch."""
     aindex = np.full((7, len(model.labels) + 1), -1, dtype=np.int64)
     for a, (t, la) in enumerate(zip(model.atype, model.alabel)):
         aindex[t, la + 1] = a
     Xg, yg, Vg = gold_examples
-    best, best_uas = model, dev_eval(model)
-    history = [(0, best_uas)]
-    rng = np.random.default_rng(seed)
-    for r in range(1, rounds + 1):
+    saved = checkpoint.load("bootstrap") if checkpoint is not None else None
+    if saved is not None:
+        W, state = saved
+        best = TransitionModel(model.labels, model.atype, model.alabel, model.templates, W,
+                               dict(model.meta))
+        history = [tuple(h) for h in state["history"]]
+        best_uas = max(u for _, u in history)
+        if progress is not None:
+            progress(epochs * (len(history) - 1))
+        if state["stopped"]:
+            return best, history
+    else:
+        best, best_uas = model, dev_eval(model)
+        history = [(0, best_uas)]
+    for r in range(len(history), rounds + 1):
+        rng = np.random.default_rng([seed, r])
         t0 = time.perf_counter()
         Xe, ye, Ve = explore_examples(best, golds, attrs_tr, aindex)
         X, y, V = np.concatenate([Xg, Xe]), np.concatenate([yg, ye]), np.concatenate([Vg, Ve])
@@ -94,14 +109,20 @@ def bootstrap(model: TransitionModel, golds, attrs_tr, gold_examples, dev_eval, 
             uas = dev_eval(cand)
             logger.info("bootstrap round %d epoch %d: %d + %d instances, dev UAS %.2f", r, ep,
                         len(yg), len(ye), uas)
+            if progress is not None:
+                progress(1)
             if uas > round_uas:
                 round_best, round_uas = W.copy(), uas
         history.append((r, round_uas))
         logger.info("bootstrap round %d: dev UAS %.2f (best so far %.2f, %.0fs)", r, round_uas,
                     best_uas, time.perf_counter() - t0)
-        if round_uas <= best_uas:
+        stopped = round_uas <= best_uas
+        if not stopped:
+            best_uas = round_uas
+            best = TransitionModel(model.labels, model.atype, model.alabel, model.templates,
+                                   round_best, dict(model.meta))
+        if checkpoint is not None:
+            checkpoint.save("bootstrap", best.W, {"history": history, "stopped": stopped})
+        if stopped:
             break
-        best_uas = round_uas
-        best = TransitionModel(model.labels, model.atype, model.alabel, model.templates,
-                               round_best, dict(model.meta))
     return best, history

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import logging
 import sys
 import time
@@ -20,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from ..conllu import read_conllu
+from ..progress import progress_bar
 from ..graph.encode import encode
 from .bootstrap import bootstrap
 from .classifier import adagrad_epoch
@@ -153,14 +155,16 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
           templates=DEFAULT_TEMPLATES, passes: bool = True, bootstrap_rounds: int = 0,
           bootstrap_epochs: int | None = None, jackknife: int = 0,
           dev_tagger: str | None = None,
-          command: str = "") -> TransitionModel:
+          command: str = "", checkpoint_dir: str | Path | None = None) -> TransitionModel:
     """Train on a CoNLL-U file (or a list of Sentences), select the epoch on dev (path
     or list; None: keep the last). passes=False drops the *-PASS moves (the arc-eager
     part alone, projective): trees whose oracle needs a PASS are left out of training.
     jackknife = k > 1 replaces the training UPOS/XPOS by k-fold jackknifed predictions of
     the project's tagger (`models.text.jackknife`, as `models/graph/train.py` does);
     lemmas stay gold. dev_tagger (a model name or directory with a front-end) re-tags
-    dev (UPOS, XPOS, lemmas) so that epochs and rounds are chosen on predicted tags."""
+    dev (UPOS, XPOS, lemmas) so that epochs and rounds are chosen on predicted tags.
+    checkpoint_dir: where the model after the epochs and after each bootstrapping round
+    is kept, so that a rerun with the same data continues from the last of them."""
     t0 = time.perf_counter()
     sents = (list(read_conllu(train_path)) if isinstance(train_path, (str, Path))
              else list(train_path))[:limit]
@@ -211,8 +215,16 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
                          "tags": f"{jackknife}-fold jackknifed" if jackknife > 1 else "gold",
                          "dev_tags": f"predicted ({dev_tagger})" if dev_tagger else "gold",
                          "passes": passes}}
+    ckpt = _Checkpoint(checkpoint_dir)
+    bar = progress_bar(epochs + (bootstrap_rounds * (bootstrap_epochs or epochs) if dev else 0),
+                       "transition parser", "epoch")
     best, best_uas = None, -1.0
-    for ep in range(1, epochs + 1):
+    resumed = ckpt.load("epochs")
+    if resumed is not None:
+        best, saved_meta = resumed
+        meta["training"].update(saved_meta["training"])
+        bar.update(epochs)
+    for ep in range(1, epochs + 1 if resumed is None else 1):
         order = rng.permutation(len(y)).astype(np.int64)
         te = time.perf_counter()
         loss, correct = adagrad_epoch(W, G, X, y, V, order, alpha, rho, eps, p)
@@ -230,6 +242,9 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
         else:
             best = W
         logger.info(msg)
+        bar.update(1)
+    if resumed is None:
+        ckpt.save("epochs", best, meta)
     model = TransitionModel(labels, atype, alabel, list(templates), best, meta)
     if bootstrap_rounds and dev:
         del G
@@ -237,14 +252,39 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
             model, golds, attrs_tr, (X, y, V),
             lambda m: evaluate(m, dev, attrs_dev)[0], rounds=bootstrap_rounds,
             epochs=bootstrap_epochs or meta["training"].get("best_epoch", epochs), alpha=alpha,
-            rho=rho, eps=eps, seed=seed)
+            rho=rho, eps=eps, seed=seed, checkpoint=ckpt, progress=bar.update)
         meta["training"]["bootstrapping"] = {"rounds_run": len(history) - 1, "b_t": 1,
                                              "dev_uas_by_round": [round(u, 2) for _, u in history]}
         model.meta = meta
+    bar.close()
     if out_dir:
         model.save(out_dir, prune=prune)
         logger.info("saved %s", out_dir)
     return model
+
+
+class _Checkpoint:
+    """Dense weights and their metadata at named points of training, one npz each,
+    written atomically."""
+
+    def __init__(self, directory: str | Path | None):
+        self.directory = Path(directory) if directory else None
+
+    def save(self, name: str, W: np.ndarray, meta: dict) -> None:
+        if self.directory is None:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = self.directory / f"{name}.tmp.npz"
+        np.savez(tmp, W=W, meta=np.array(json.dumps(meta)))
+        tmp.replace(self.directory / f"{name}.npz")
+
+    def load(self, name: str) -> tuple[np.ndarray, dict] | None:
+        path = None if self.directory is None else self.directory / f"{name}.npz"
+        if path is None or not path.exists():
+            return None
+        with np.load(path) as d:
+            logger.info("transition parser: resuming after %s", name)
+            return d["W"], json.loads(str(d["meta"]))
 
 
 def main(argv=None) -> int:

@@ -21,8 +21,8 @@ def test_mixed_tags_train_on_gold_then_jackknifed_copies(tmp_path, monkeypatch):
     path.write_text("1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n2\t!\t!\tPUNCT\t.\t_\t1\tpunct\t_\t_\n\n"
                     "1\tGo\tgo\tVERB\tVB\t_\t0\troot\t_\t_\n\n")
     monkeypatch.setattr(jk, "jackknife_tags",
-                        lambda sents, k, seed, train_fn=None: [(["NOUN"] * len(s), ["NN"] * len(s))
-                                                               for s in sents])
+                        lambda sents, k, seed, train_fn=None, checkpoints=None:
+                        [(["NOUN"] * len(s), ["NN"] * len(s)) for s in sents])
     examples, labels = read_examples(path, jackknife=2, mixed=True)
     assert len(examples) == 4 and set(labels) == {"root", "punct"}
     tags = [list(e.enc.attrs[1:, A_UPOS]) for e in examples]

@@ -52,3 +52,16 @@ def test_jackknife_with_real_tagger(tiny_tuples):
 def test_jackknife_needs_two_sentences():
     with pytest.raises(ValueError):
         jackknife_tags([[("a", "X", "X")]], k=2)
+
+
+def test_finished_folds_are_read_back_not_retrained(tmp_path):
+    sentences = [[(f"s{i}", "NOUN", "NN"), ("w", "VERB", "VB")] for i in range(17)]
+    log: list = []
+    first = jackknife_tags(sentences, k=4, seed=2, train_fn=lambda t: _Recorder(t, log),
+                           checkpoints=str(tmp_path))
+    assert len(log) == 4 and len(list(tmp_path.iterdir())) == 4
+    (tmp_path / "fold-3-of-4.json").unlink()          # as if stopped during the last fold
+    again = jackknife_tags(sentences, k=4, seed=2, train_fn=lambda t: _Recorder(t, log),
+                           checkpoints=str(tmp_path))
+    assert len(log) == 5                               # only the missing fold trained
+    assert [u for u, _ in again if u[0] != "m4"] == [u for u, _ in first if u[0] != "m3"]

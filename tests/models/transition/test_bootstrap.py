@@ -43,3 +43,22 @@ def test_bootstrap_keeps_the_best_round(setup):
                               rho=0.1, eps=1e-3)
     assert history[0][0] == 0 and len(history) == 2
     assert score(best) == pytest.approx(max(u for _, u in history))
+
+
+def test_training_resumes_from_its_checkpoints(setup, tmp_path, monkeypatch):
+    """The model after the epochs and after each round is kept: a second run reads
+    them instead of training, and gives the same weights."""
+    _model, tr, dev, _attrs, _gold, _golds = setup
+    kw = dict(epochs=1, n_rows=1 << 16, alpha=0.05, bootstrap_rounds=2, bootstrap_epochs=1,
+              checkpoint_dir=tmp_path)
+    first = train(tr, dev, None, **kw)
+    assert {p.name for p in tmp_path.iterdir()} == {"epochs.npz", "bootstrap.npz"}
+    import models.transition.train as t
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr(t, "adagrad_epoch", no_training)
+    monkeypatch.setattr("models.transition.bootstrap.adagrad_epoch", no_training)
+    again = train(tr, dev, None, **kw)
+    assert np.array_equal(again.dense_weights(), first.dense_weights())
