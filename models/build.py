@@ -7,11 +7,12 @@ it calibrates on the development set how the pipeline combines them
 (`calibrate.py`) and writes `pipeline.json`. The result is what `deptree parse
 --model DIR`, `deptree serve` and `GET /models` use as it is.
 
-Each stage writes its own subdirectory and, when it ends, its entry in
-`.build/state.json`; a rerun skips the stages that ended and resumes the one that
-was interrupted from its checkpoints (the graph and neural trainers write one per
-epoch). A rerun with another train file, or other options, is refused rather than
-mixed. Without a development file a fixed slice of train, every
+Each stage shows a progress bar, writes its own subdirectory and, when it ends, its
+entry in `.build/state.json`; a rerun skips the stages that ended and resumes the
+one that was interrupted from its checkpoints (the front-end's parts, the jackknife's
+folds, the graph and neural trainers' epochs, the transition parser's epochs and
+bootstrapping rounds). A rerun with another train file, or other options, is refused
+rather than mixed. The neural stage runs in a process of its own. Without a development file a fixed slice of train, every
 `HOLDOUT_EVERY`-th sentence, is held out for model selection and calibration.
 Nothing here parses flags (`app/cli.py` does).
 """
