@@ -37,10 +37,12 @@ def deptree(*args: str, stdin: Path | None = None, stdout: Path | None = None,
     cmd = ([sys.executable, "-m", "app.cli", *args] if not timed else
            ["/usr/bin/time", "-v", sys.executable, "-m", "app.cli", *args])
     t0 = time.time()
-    with open(stdin or os.devnull, "rb") as fin, open(stdout or os.devnull, "wb") as fout:
-        proc = subprocess.run(cmd, stdin=fin, stdout=fout, stderr=subprocess.PIPE, cwd=ROOT,
-                              env=ENV)
-    err = proc.stderr.decode(errors="replace")
+    log = WORK / "logs" / f"{args[0]}-{int(t0)}.log"   # progress bars, readable while it runs
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(stdin or os.devnull, "rb") as fin, open(stdout or os.devnull, "wb") as fout, \
+            open(log, "wb") as ferr:
+        proc = subprocess.run(cmd, stdin=fin, stdout=fout, stderr=ferr, cwd=ROOT, env=ENV)
+    err = log.read_text(encoding="utf-8", errors="replace")
     if proc.returncode:
         sys.stderr.write(err[-4000:])
         raise SystemExit(f"failed: {' '.join(cmd)}")
