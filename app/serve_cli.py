@@ -27,7 +27,9 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _settings(args: argparse.Namespace, **extra):
-    from .core.config import Settings
+    """Settings from the environment and the flags; a value out of range is a
+    SettingsError (one line, exit code 2), not a traceback."""
+    from .core.config import load_settings
 
     over = {k: v for k, v in extra.items() if v is not None}
     if args.redis_url:
@@ -36,7 +38,7 @@ def _settings(args: argparse.Namespace, **extra):
         over["models"] = [m for name in args.models for m in name.split(",") if m]
     if args.model_dir:
         over["model_dirs"] = args.model_dir
-    return Settings(**over)
+    return load_settings(**over)
 
 
 def add_serve(sub: argparse._SubParsersAction) -> None:

@@ -36,12 +36,21 @@ logger = logging.getLogger(__name__)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _CONTROL_TOKEN = re.compile("[\x00-\x1f\x7f-\x9f]")
+# Whitespace and the Default_Ignorable_Code_Point characters of Unicode
+# (DerivedCoreProperties.txt: zero-width spaces and joiners, bidi controls, BOM, word
+# joiner, soft hyphen, variation selectors, tags): a string of these alone shows nothing
+_INVISIBLE = re.compile("[\\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+                        "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff"
+                        "\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+                        "\U000e0000-\U000e0fff]*")
 
 
 def check_text(s: str, where: str, token: bool = False) -> None:
-    """Refuse empty strings, lone surrogates and control characters (422)."""
-    if not s.strip():
-        raise ServiceError("empty_token" if token else "empty_sentence", f"{where} is empty")
+    """Refuse empty or invisible-only strings, lone surrogates and control characters
+    (422)."""
+    if _INVISIBLE.fullmatch(s):
+        raise ServiceError("empty_token" if token else "empty_sentence", f"{where} is empty"
+                           + (" (only invisible characters)" if s.strip() else ""))
     m = _SURROGATE.search(s)
     if m:
         raise ServiceError("invalid_unicode", f"{where} holds a lone surrogate"

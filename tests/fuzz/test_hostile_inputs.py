@@ -95,7 +95,9 @@ PARSE = [
      None),
     ("emoji with ZWJ and flags", js({"sentences": [EMOJI]}), 200, None),
     ("emoji text", js({"text": EMOJI + " " + RTL}), 200, None),
-    ("zero-width spaces only", js({"sentences": ["\u200b\u200b"]}), 200, None),
+    ("zero-width spaces only", js({"sentences": ["\u200b\u200b"]}), 422, "empty_sentence"),
+    ("BOM, word joiner, bidi override only", js({"text": "\ufeff\u2060\u202e\u202c"}), 422,
+     "empty_sentence"),
     # 10,000 one-character tokens
     ("10k tokens as a list", js({"sentences": [["a"] * 10_000]}), 413, "too_many_tokens"),
     ("10k tokens as a string", js({"sentences": [" ".join("a" * 10_000)]}), 413,
