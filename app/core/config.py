@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     cache: bool = True
     cache_ttl_s: int = Field(86400, ge=1)
     cache_lru_size: int = Field(10000, ge=0, description="in-process LRU entries (no Redis)")
+    cache_lru_bytes: int = Field(256 * 2**20, ge=0,
+                                 description="in-process LRU memory in bytes (no Redis): the "
+                                             "cached JSON, keys and bookkeeping")
     redis_timeout_s: float = Field(0.25, gt=0)
     redis_retry_s: float = Field(2.0, ge=0, description="after an outage, retry Redis after")
     redis_maxmemory: str | None = Field(None, description='CONFIG SET maxmemory, e.g. "256mb"')
