@@ -269,14 +269,16 @@ class Pipeline:
                 cur, cur_score = alt, s
         return tags(cur)
 
-    def tokenize(self, text: str, split: bool = True) -> list[list[tuple[str, int, int]]]:
-        """Sentences of (form, start, end) tokens of raw text."""
+    def tokenize(self, text: str, split: bool = True, limit: int | None = None
+                 ) -> list[list[tuple[str, int, int]]]:
+        """Sentences of (form, start, end) tokens of raw text; with `limit`, tokenizing
+        stops past `limit` tokens (see `Tokenizer.tokenize_sentence`)."""
         if self.tokenizer is None:
             raise ModelError(f"model {self.name} has no tokenizer: send pre-tokenized input")
         if split:
-            sents = self.tokenizer.tokenize(text)
+            sents = self.tokenizer.tokenize(text, limit)
         else:
-            sents = [self.tokenizer.tokenize_sentence(text)]
+            sents = [self.tokenizer.tokenize_sentence(text, limit)]
         return [[(t.form, t.start, t.end) for t in s] for s in sents if s]
 
     # ---- parsing -------------------------------------------------------------

@@ -169,16 +169,22 @@ class Engine:
         kind = item["kind"]
         if kind in ("sentence", "document"):
             # every run of non-space characters is at least one token: refuse what is
-            # certainly over the limits before paying for tokenizing it
+            # certainly over the limits before paying for tokenizing it; the tokenizer
+            # then stops past the cap, so a text without spaces costs no more
             pieces = len(item["text"].split())
             cap = max_tokens if kind == "sentence" else max_tokens * max_sents
+            what = ("max_tokens_per_sentence" if kind == "sentence"
+                    else "max_sentences x max_tokens_per_sentence")
             if pieces > cap:
-                what = ("max_tokens_per_sentence" if kind == "sentence"
-                        else "max_sentences x max_tokens_per_sentence")
                 raise LimitError("too_many_tokens", f"the text has at least {pieces} tokens,"
                                  f" more than {what}={cap}", limit=what,
                                  value=cap, got=pieces)
-            sents = pipe.tokenize(item["text"], split=kind == "document")
+            sents = pipe.tokenize(item["text"], split=kind == "document", limit=cap)
+            n = sum(len(s) for s in sents)
+            if n > cap:
+                raise LimitError("too_many_tokens", f"the text has at least {n} tokens, more"
+                                 f" than {what}={cap} (tokenizing stopped there)",
+                                 limit=what, value=cap, got=n)
             if kind == "sentence":
                 sents = [[t for s in sents for t in s]]
             out = []

@@ -22,6 +22,8 @@ import json
 import logging
 import os
 import re
+from collections import deque
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from models.text.lexicon import Lexicon
@@ -34,11 +36,20 @@ _EXT = (
     r"com|org|net|edu|gov|mil|info|biz|uk|us|de|fr|ca|au|io|ru|jp|"
     r"doc|docx|xls|xlsx|pdf|txt|htm|html|ppt|jpg|jpeg|gif|png|zip|exe"
 )
-_SCAN = re.compile(
+# One ordered alternation, tried in three parts (the first part that matches wins, as
+# in a single alternation): URLs; e-mail addresses and domain names, which are matched
+# inside a window of NAME_WINDOW characters (RFC 5321 caps an address at 254, DNS a
+# name at 253), since each can scan a long run of word characters and dots only to
+# fail, and at every start position in the run that made scanning quadratic (a 32 kB
+# "a.ba.b..." took 40 s); then the rest, whose patterns consume what they scan.
+_URL = re.compile(r"(?P<url>(?:https?://|ftp://|www\.)[^\s]+)", re.IGNORECASE)
+_EMAIL = re.compile(r"(?P<email>[\w.+-]*@[\w-]+(?:\.[\w-]+)*)", re.IGNORECASE)
+_DOMAIN = re.compile(rf"(?P<domain>\w[\w-]*(?:\.[\w-]+)*\.(?:{_EXT})\b)", re.IGNORECASE)
+_DOT_EXT = re.compile(rf"\.(?:{_EXT})\b", re.IGNORECASE)      # what a domain must contain
+_PATH = re.compile(r"/[^\s]*")                  # a domain's path, as long as it goes
+NAME_WINDOW = 256
+_REST = re.compile(
     "|".join([
-        r"(?P<url>(?:https?://|ftp://|www\.)[^\s]+)",
-        r"(?P<email>[\w.+-]*@[\w-]+(?:\.[\w-]+)*)",
-        rf"(?P<domain>\w[\w-]*(?:\.[\w-]+)*\.(?:{_EXT})\b(?:/[^\s]*)?)",
         r"(?P<phone>(?:\d{1,3}-)?\d{3}-\d{3}-\d{4}|\d{3}-\d{4})",
         r"(?P<number>\d+(?:[.,:/]\d+)+)",
         r"(?P<abbr>(?:[^\W\d_]\.){2,})",
@@ -50,9 +61,20 @@ _SCAN = re.compile(
     ]),
     re.IGNORECASE,
 )
-_URL_TRAIL = re.compile(r"[.,;:!?)\]}'\"”’>]+$")
+_URL_TRAIL = ".,;:!?)]}'\"”’>"                # cut from the end of a URL or domain path
 _CLITIC = re.compile(r"(?i)^(\w+?)(n['’]t|['’](?:s|re|ve|ll|d|m))$")
 _MAX_MERGE = 7
+
+
+def _name(chunk: str, pos: int, near_ext: bool) -> re.Match | None:
+    """An e-mail address or domain name starting at `pos`, within NAME_WINDOW. Each is
+    tried only if what it needs is in the window: an "@" (a memchr), a ".com"-like
+    ending (`near_ext`, from one pass over the chunk): no regex rescans the run."""
+    end = pos + NAME_WINDOW
+    m = _EMAIL.match(chunk, pos, end) if chunk.find("@", pos, end) >= 0 else None
+    if m is None and near_ext:
+        m = _DOMAIN.match(chunk, pos, end)
+    return m
 
 
 class Token(NamedTuple):
@@ -70,22 +92,25 @@ class Tokenizer:
         self._merge_keys = self.lexicon.joined | self.lexicon.abbreviations | set(self.lexicon.mwt)
 
     # -- tokenization ------------------------------------------------------
-    def tokenize_sentence(self, text: str) -> list[Token]:
-        """Tokens of `text`, no sentence splitting."""
+    def tokenize_sentence(self, text: str, limit: int | None = None) -> list[Token]:
+        """Tokens of `text`, no sentence splitting. With `limit`, tokenizing stops as soon
+        as there are more than `limit` tokens (those are returned, for the caller to
+        refuse): the work is bounded by the limit, not by the text."""
         out: list[Token] = []
         for chunk in re.finditer(r"\S+", text):
-            pieces = self._scan(chunk.group(), chunk.start())
-            pieces = self._merge(pieces, text)
-            for p in pieces:
+            for p in self._merge(self._scan(chunk.group(), chunk.start()), text):
                 out.extend(self._split_clitics(p))
+                if limit is not None and len(out) > limit:
+                    return out
         return out
 
-    def tokenize(self, text: str) -> list[list[Token]]:
-        """Sentences of tokens of running text."""
-        tokens = self.tokenize_sentence(text)
+    def tokenize(self, text: str, limit: int | None = None) -> list[list[Token]]:
+        """Sentences of tokens of running text; over `limit` tokens (see
+        `tokenize_sentence`) the tokens read so far, unsplit."""
+        tokens = self.tokenize_sentence(text, limit)
         if not tokens:
             return []
-        if self.splitter is None:
+        if self.splitter is None or (limit is not None and len(tokens) > limit):
             return [tokens]
         ends = self.splitter.boundaries(text, tokens)
         sents, begin = [], 0
@@ -96,46 +121,55 @@ class Tokenizer:
             sents.append(tokens[begin:])
         return sents
 
-    def _scan(self, chunk: str, offset: int) -> list[Token]:
-        pieces: list[Token] = []
-        pos = 0
+    def _scan(self, chunk: str, offset: int) -> Iterator[Token]:
+        """The pieces of one whitespace-free chunk, lazily (so a caller can stop)."""
+        pos = k = 0
+        exts = [m.start() for m in _DOT_EXT.finditer(chunk)] if "." in chunk else []
         while pos < len(chunk):
-            m = _SCAN.match(chunk, pos)
+            while k < len(exts) and exts[k] <= pos:
+                k += 1
+            near_ext = k < len(exts) and exts[k] < pos + NAME_WINDOW
+            m = _URL.match(chunk, pos) or _name(chunk, pos, near_ext) or _REST.match(chunk, pos)
             if m is None:  # cannot happen: "other" matches any non-space
-                pieces.append(Token(chunk[pos], offset + pos, offset + pos + 1))
+                yield Token(chunk[pos], offset + pos, offset + pos + 1)
                 pos += 1
                 continue
             end = m.end()
+            if m.lastgroup == "domain" and (path := _PATH.match(chunk, end)):
+                end = path.end()
             if m.lastgroup in ("url", "domain"):
-                trail = _URL_TRAIL.search(m.group())
-                if trail and trail.start() > 0:
-                    end = m.start() + trail.start()
-            pieces.append(Token(chunk[pos:end], offset + pos, offset + end))
+                kept = len(chunk[pos:end].rstrip(_URL_TRAIL))
+                if kept > 0:
+                    end = pos + kept
+            yield Token(chunk[pos:end], offset + pos, offset + end)
             pos = end
-        return pieces
 
-    def _merge(self, pieces: list[Token], text: str) -> list[Token]:
-        """Merge adjacent pieces the treebank keeps as one token."""
+    def _merge(self, pieces: Iterable[Token], text: str) -> Iterator[Token]:
+        """Merge adjacent pieces the treebank keeps as one token (looking at most
+        _MAX_MERGE pieces ahead, so pieces are read lazily)."""
         lex = self.lexicon
-        out: list[Token] = []
-        i = 0
-        while i < len(pieces):
-            best = i
-            for j in range(min(len(pieces), i + _MAX_MERGE) - 1, i, -1):
-                if text[pieces[i].start:pieces[j].end].lower() in self._merge_keys:
+        ahead: deque[Token] = deque()
+        source = iter(pieces)
+        while True:
+            while len(ahead) < _MAX_MERGE and (p := next(source, None)) is not None:
+                ahead.append(p)
+            if not ahead:
+                return
+            first, best = ahead[0], 0
+            for j in range(len(ahead) - 1, 0, -1):
+                if text[first.start:ahead[j].end].lower() in self._merge_keys:
                     best = j
                     break
-            if best == i and i + 2 < len(pieces) and pieces[i + 1].form == "-" \
-                    and pieces[i].form.lower() in lex.hyphen_prefixes \
-                    and pieces[i + 2].form[:1].isalpha():
-                best = i + 2
-            if best == i and i + 1 < len(pieces) and pieces[i + 1].form == "." \
-                    and len(pieces[i].form) == 1 and pieces[i].form.isupper():
-                best = i + 1  # initials: "W."
-            out.append(Token(text[pieces[i].start:pieces[best].end],
-                             pieces[i].start, pieces[best].end))
-            i = best + 1
-        return out
+            if best == 0 and len(ahead) > 2 and ahead[1].form == "-" \
+                    and first.form.lower() in lex.hyphen_prefixes \
+                    and ahead[2].form[:1].isalpha():
+                best = 2
+            if best == 0 and len(ahead) > 1 and ahead[1].form == "." \
+                    and len(first.form) == 1 and first.form.isupper():
+                best = 1  # initials: "W."
+            yield Token(text[first.start:ahead[best].end], first.start, ahead[best].end)
+            for _ in range(best + 1):
+                ahead.popleft()
 
     def _split_clitics(self, tok: Token) -> list[Token]:
         low = tok.form.lower()
