@@ -27,6 +27,7 @@ from .protocol import JobError, LimitError, error_payload, rss_bytes
 
 logger = logging.getLogger(__name__)
 
+JOB_FIELDS = {"model": str, "decoder": str, "items": list}    # what every job has
 WARM_UP_WORDS = ["The", "quick", "brown", "fox", "jumped", "over", "the", "lazy", "dog", "."]
 
 
@@ -108,7 +109,11 @@ class Engine:
 
     # ---- jobs ----------------------------------------------------------------
     def run(self, job: dict) -> dict[str, Any]:
-        """A reply dict for `job`; never raises."""
+        """A reply dict for `job`; never raises (whatever `job` is)."""
+        if not isinstance(job, dict):
+            logger.error("a job that is not an object: %.200r", job)
+            return {"id": None, "ok": False, "worker": self.info(), "error": error_payload(
+                JobError("invalid_input", f"a job is an object, not {type(job).__name__}"))}
         REQUEST_ID.set(str(job.get("rid", "-"))[:64])
         try:
             results = self._run(job)
@@ -125,6 +130,10 @@ class Engine:
         return reply
 
     def _run(self, job: dict) -> list[list[dict]]:
+        for key, kind in JOB_FIELDS.items():
+            if not isinstance(job.get(key), kind):
+                raise JobError("invalid_input", f"the job's {key!r} is not a"
+                               f" {kind.__name__}: {job.get(key)!r:.100}")
         expires = job.get("expires_at")
         if expires is not None and time.time() > expires:
             raise JobError("expired", "the gateway stopped waiting for this job")
@@ -166,7 +175,7 @@ class Engine:
     @staticmethod
     def _prepare(pipe: Pipeline, item: dict, max_tokens: int, max_sents: int) -> list[tuple]:
         """[(forms, tags or None, offsets or None)] for one item, limits checked."""
-        kind = item["kind"]
+        kind = item.get("kind") if isinstance(item, dict) else None
         if kind in ("sentence", "document"):
             # every run of non-space characters is at least one token: refuse what is
             # certainly over the limits before paying for tokenizing it; the tokenizer

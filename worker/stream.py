@@ -6,13 +6,17 @@ Keys, under a prefix P (default "deptree"):
   P:workers         set of live worker names; P:worker:<name> their heartbeat
                     (pid, host, served, rss, busy entry), expiring after a few seconds
   P:models          hash model name -> catalogue entry (versions, decoders, labels)
+  P:dead            dead letters: stream entries that are no job (not JSON, not an
+                    object, no id), with the reason; the last DEAD_LETTERS are kept
 
 A job is acknowledged (XACK + XDEL) only after its reply is pushed, so a worker
 that dies while holding one leaves it pending; the others take it over with
 XAUTOCLAIM once it has been idle `claim_idle_ms`. A live worker keeps its own
 entry fresh (XCLAIM JUSTID) while it decodes, so long jobs are not stolen. A job
 delivered more than `max_deliveries` times is answered with a "crashed" error
-instead of being tried again (a request that kills every worker).
+instead of being tried again (a request that kills every worker). An entry that is
+no job is acknowledged, deleted and dead-lettered, logged once: whatever is in the
+stream, no entry can stop a worker (or, redelivered, every worker in turn).
 
 On SIGTERM a worker takes no new job and ends the one it holds, its heartbeat still
 claiming it (so no other worker decodes it again), then leaves the worker set.
@@ -44,12 +48,29 @@ logger = logging.getLogger(__name__)
 
 GROUP = "workers"
 EXIT_STOP, EXIT_FATAL, EXIT_RECYCLE = 0, 2, 3
+DEAD_LETTERS = 1000          # P:dead keeps about this many entries (XADD MAXLEN ~)
 
 
 def keys(prefix: str) -> dict[str, str]:
     return {"stream": f"{prefix}:jobs", "workers": f"{prefix}:workers",
             "models": f"{prefix}:models", "worker": f"{prefix}:worker:",
-            "reply": f"{prefix}:reply:"}
+            "reply": f"{prefix}:reply:", "dead": f"{prefix}:dead"}
+
+
+def job_of(fields: dict | None) -> dict | str:
+    """The job of a stream entry, or why the entry is none (a reason to dead-letter)."""
+    raw = (fields or {}).get("job")
+    if raw is None:
+        return "no 'job' field"
+    try:
+        job = json.loads(raw)
+    except (TypeError, ValueError) as exc:
+        return f"'job' is not JSON ({exc})"
+    if not isinstance(job, dict):
+        return f"'job' is JSON {type(job).__name__}, not an object"
+    if not isinstance(job.get("id"), str) or not job["id"]:
+        return "the job has no string 'id'"
+    return job
 
 
 def ensure_group(r: redis.Redis, stream: str) -> None:
@@ -114,7 +135,13 @@ class StreamWorker:
                                         block=self.block_ms)
                     entries = resp[0][1] if resp else []
                 for entry_id, fields in entries:
-                    self._handle(r, entry_id, fields)
+                    try:
+                        self._handle(r, entry_id, fields)
+                    except redis.RedisError:
+                        raise
+                    except Exception as exc:  # a bug, or an entry nobody foresaw: never fatal
+                        logger.exception("worker %s: entry %s failed", self.name, entry_id)
+                        self._dead_letter(r, entry_id, fields, f"{type(exc).__name__}: {exc}")
             except redis.RedisError as exc:
                 logger.warning("worker %s: redis error (%s); retrying in 1s", self.name, exc)
                 published = False
@@ -149,9 +176,12 @@ class StreamWorker:
             pend = r.xpending_range(self.k["stream"], GROUP, min=entry_id, max=entry_id, count=1)
             times = pend[0]["times_delivered"] if pend else 1
             logger.warning("worker %s reclaimed %s (delivery %d)", self.name, entry_id, times)
+            job = job_of(fields)
+            if isinstance(job, str):
+                self._dead_letter(r, entry_id, fields, job)
+                continue
             if times > self.max_deliveries:
-                job = json.loads(fields["job"])
-                reply = {"id": job.get("id"), "ok": False, "worker": self.engine.info(),
+                reply = {"id": job["id"], "ok": False, "worker": self.engine.info(),
                          "error": {"kind": "crashed", "code": "worker_crashed",
                                    "message": f"the job was tried {times - 1} times and every"
                                               " worker holding it died"}}
@@ -161,12 +191,9 @@ class StreamWorker:
         return out
 
     def _handle(self, r: redis.Redis, entry_id: str, fields: dict) -> None:
-        try:
-            job = json.loads(fields["job"])
-        except (KeyError, TypeError, ValueError):
-            logger.error("dropping malformed stream entry %s", entry_id)
-            r.xack(self.k["stream"], GROUP, entry_id)
-            r.xdel(self.k["stream"], entry_id)
+        job = job_of(fields)
+        if isinstance(job, str):
+            self._dead_letter(r, entry_id, fields, job)
             return
         self.current = entry_id
         try:
@@ -174,6 +201,22 @@ class StreamWorker:
         finally:
             self.current = None
         self._reply(r, entry_id, job, reply)
+
+    def _dead_letter(self, r: redis.Redis, entry_id: str, fields, reason: str) -> None:
+        """Acknowledge and delete an entry that is no job, keeping it (cut to 2,000
+        characters) and the reason in P:dead; logged once, as it is never redelivered."""
+        logger.error("worker %s: stream entry %s is no job (%s); dead-lettered as %s",
+                     self.name, entry_id, reason, self.k["dead"])
+        try:
+            kept = json.dumps(fields, ensure_ascii=False, default=repr)[:2000]
+        except (TypeError, ValueError):
+            kept = repr(fields)[:2000]
+        pipe = r.pipeline()
+        pipe.xadd(self.k["dead"], {"entry": entry_id, "reason": reason[:500], "fields": kept,
+                                   "worker": self.name}, maxlen=DEAD_LETTERS, approximate=True)
+        pipe.xack(self.k["stream"], GROUP, entry_id)
+        pipe.xdel(self.k["stream"], entry_id)
+        pipe.execute()
 
     def _reply(self, r: redis.Redis, entry_id: str, job: dict, reply: dict) -> None:
         key = self.k["reply"] + str(job.get("id"))
