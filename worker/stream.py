@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing as mp
+import multiprocessing.connection
 import os
 import signal
 import socket
@@ -252,13 +253,29 @@ class StreamWorker:
 def run_stream_worker(cfg: dict, redis_url: str, prefix: str, name: str | None = None,
                       claim_idle_ms: int = 5000, max_deliveries: int = 3,
                       log_level: int = logging.INFO) -> None:
-    """Process entry: run one StreamWorker until stopped; exit code says why it ended."""
+    """Process entry: run one StreamWorker until stopped; exit code says why it ended.
+    It also stops (as on SIGTERM) when the process that started it dies, even by
+    SIGKILL: an orphan would go on taking jobs beside the replacement a supervisor
+    starts."""
     configure_logging(log_level)
     w = StreamWorker(WorkerConfig.from_dict(cfg), redis_url, prefix, name=name,
                      claim_idle_ms=claim_idle_ms, max_deliveries=max_deliveries)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: w.stop.set())
+    parent = mp.parent_process()
+    if parent is not None:
+        threading.Thread(target=_stop_with_parent, args=(parent, w.stop), name="parent-watch",
+                         daemon=True).start()
     sys.exit(w.run())
+
+
+def _stop_with_parent(parent, stop: threading.Event) -> None:
+    """Set `stop` once `parent` has exited: its sentinel (the spawn pipe, whose other
+    end only the parent holds) reads EOF then, however the parent died."""
+    mp.connection.wait([parent.sentinel])
+    if not stop.is_set():
+        logger.warning("the parent process %s exited; this worker stops", parent.pid)
+        stop.set()
 
 
 def run_supervised(cfg: WorkerConfig, redis_url: str, prefix: str = "deptree",
