@@ -35,13 +35,22 @@ def free_port() -> int:
 
 
 def stop_process(proc: subprocess.Popen, timeout: float = 20) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
+    """SIGTERM (the graceful stop), SIGKILL after `timeout`; then whatever is left of its
+    process group (`start_process` gives each its own: workers, resource tracker) is
+    killed too, so nothing outlives the fixture that started it."""
+    try:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+    finally:
         try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass                           # the group is empty: all exited
 
 
 # ---- a real model ----------------------------------------------------------------------
@@ -115,7 +124,7 @@ class RedisServer:
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--protected-mode", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         import redis
 
         r = redis.Redis.from_url(self.url)
@@ -147,12 +156,14 @@ def redis_server():
     started: list[RedisServer] = []
 
     def start(port: int | None = None) -> RedisServer:
-        started.append(RedisServer(port).start())
-        return started[-1]
+        started.append(RedisServer(port))        # listed first: stopped even if start fails
+        return started[-1].start()
 
-    yield start
-    for s in started:
-        s.stop()
+    try:
+        yield start
+    finally:
+        for s in started:
+            s.stop()
 
 
 # ---- the service over real HTTP --------------------------------------------------------
@@ -193,12 +204,14 @@ class Server:
 
 
 def start_process(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    """`python -m app.serve_cli ARGS` in a process group of its own (see stop_process)."""
     full = dict(os.environ)
     full.pop("PROMETHEUS_MULTIPROC_DIR", None)
     full.update(env)
     with open(log, "ab") as fh:          # the child keeps its own copy of the descriptor
         return subprocess.Popen([sys.executable, "-m", "app.serve_cli", *args], cwd=ROOT,
-                                env=full, stdout=fh, stderr=subprocess.STDOUT)
+                                env=full, stdout=fh, stderr=subprocess.STDOUT,
+                                start_new_session=True)
 
 
 @pytest.fixture
@@ -212,9 +225,11 @@ def stream_worker(model_dirs, tmp_path):
                                    tmp_path / f"worker{len(procs)}.log"))
         return procs[-1]
 
-    yield start
-    for p in procs:
-        stop_process(p)
+    try:
+        yield start
+    finally:
+        for p in procs:
+            stop_process(p)
 
 
 def _servers(model_dirs: list[str], tmp_path_factory):
@@ -232,7 +247,11 @@ def _servers(model_dirs: list[str], tmp_path_factory):
         srv = Server(proc, f"http://127.0.0.1:{port}", log)
         servers.append(srv)
         if wait:
-            srv.wait_ready(workers=workers if ready_workers is None else ready_workers)
+            try:
+                srv.wait_ready(workers=workers if ready_workers is None else ready_workers)
+            except BaseException:        # not ready: stopped now, whoever calls start
+                stop_process(proc)
+                raise
         return srv
 
     return start, servers
@@ -243,9 +262,11 @@ def serve(model_dirs, tmp_path_factory):
     """A factory: serve(workers=2, env={...}, args=[...]) -> a ready Server, stopped (with
     its workers) at the end of the test, so that few models are in memory at once."""
     start, servers = _servers(model_dirs, tmp_path_factory)
-    yield start
-    for s in servers:
-        stop_process(s.proc)
+    try:
+        yield start
+    finally:
+        for s in servers:
+            stop_process(s.proc)
 
 
 # Budgets the slow-request tests may ask for (the defaults cap restarts at 2000).
@@ -256,9 +277,11 @@ SLOW_CAPS = {"DEPTREE_MAX_RESTARTS": "10000", "DEPTREE_MAX_CONVERGE": "10000"}
 def server(model_dirs, tmp_path_factory):
     """The embedded default: local backend, two workers, in-process LRU cache."""
     start, servers = _servers(model_dirs, tmp_path_factory)
-    yield start(workers=2, env=SLOW_CAPS)
-    for s in servers:
-        stop_process(s.proc)
+    try:                                 # a setup that fails stops its server too
+        yield start(workers=2, env=SLOW_CAPS)
+    finally:
+        for s in servers:
+            stop_process(s.proc)
 
 
 def slow_tokens(n: int = 200) -> list[str]:
