@@ -80,14 +80,30 @@ def _serve(args: argparse.Namespace) -> int:
             resolve(name, search_dirs=[Path(d) for d in s.model_dirs])
     import uvicorn
 
+    from .connections import head_timeout_protocol
     from .main import create_app
 
+    _raise_open_files_limit()
     # log_config=None: uvicorn's loggers (the access log too) go through the root
-    # handler of worker.logsafe (bounded, escaped lines with the request id)
+    # handler of worker.logsafe (bounded, escaped lines with the request id). No
+    # limit_concurrency: it counted idle connections; requests are limited by
+    # ConcurrencyLimitMiddleware (max_connections) and heads by header_timeout_s.
     uvicorn.run(create_app(s), host=s.host, port=s.port, log_level="info", log_config=None,
-                limit_concurrency=s.max_connections,
+                http=head_timeout_protocol(s.header_timeout_s),
                 timeout_graceful_shutdown=30)
     return 0
+
+
+def _raise_open_files_limit(want: int = 65536) -> None:
+    """Soft RLIMIT_NOFILE up to the hard limit (at most `want`): every connection is a
+    file descriptor, and 1,024 (a common default) is soon reached by idle clients."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    new = want if hard == resource.RLIM_INFINITY else min(hard, want)
+    if soft != resource.RLIM_INFINITY and soft < new:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+        logger.info("open files limit raised from %d to %d", soft, new)
 
 
 def add_worker(sub: argparse._SubParsersAction) -> None:

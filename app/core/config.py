@@ -83,9 +83,14 @@ class Settings(BaseSettings):
 
     # ---- limits --------------------------------------------------------------
     max_connections: int = Field(
-        1000, ge=1, description="open connections at once (uvicorn's limit_concurrency); "
-                                "beyond it new requests get 503, so slow clients cannot "
-                                "exhaust the gateway")
+        1000, ge=1, description="requests at once, from a complete request head to the end "
+                                "of the answer (a slow body counts); beyond it new requests "
+                                "get 503 `overloaded` at once, so slow clients cannot "
+                                "exhaust the gateway. Connections that have sent no request "
+                                "do not count: they are closed after header_timeout_s")
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="close a connection that has not sent a complete request "
+                                "head this long after it opened (or after its last answer)")
     max_sentences: int = Field(256, ge=1)
     max_tokens_per_sentence: int = Field(250, ge=1)
     max_chars: int = Field(1_000_000, ge=1)
