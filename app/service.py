@@ -10,6 +10,11 @@ rest to workers in jobs of at most `chunk_sentences` sentences (so several worke
 share one large request), stores what came back (unless its deadline hit: such a
 tree is not the seeded result) and records the workers' measurements in the
 metrics. Both /parse and /process go through here.
+
+A job names the model version it was planned for (the catalogue's, which is whatever
+worker reported last); the worker answers with the version it holds, and fresh trees
+are cached under that one: while workers of two versions serve (a reload, a rolling
+upgrade) an old model's tree is never stored as the new model's.
 """
 from __future__ import annotations
 
@@ -81,6 +86,20 @@ class Plan:
     deadline_at: float | None = None
     tagger: str | None = None          # None: the model has no tagger
     results: list[tuple[list[dict], bool]] = field(default_factory=list)
+    versions: set[str] = field(default_factory=set)    # of the models that made the trees
+
+    @property
+    def version(self) -> str:
+        """The model version that made the answer's trees (the catalogue's when none was
+        made, e.g. no tree yet); two, comma-separated, while two versions serve."""
+        return ", ".join(sorted(self.versions)) or self.info["version"]
+
+    def key_for(self, item: Item, version: str) -> str:
+        """The cache key of `item` had it been planned for model `version`."""
+        if version == self.info["version"]:
+            return item.key
+        return cache_key(self.model, version, self.decoder, self.budget, item.kind,
+                         item.payload, tagger=self.tagger)
 
 
 def items_from_sentences(sentences: list[str | list[str]], s: Settings) -> list[Item]:
@@ -255,6 +274,7 @@ class ParseService:
         for it in plan.items:
             first.setdefault(it.key, it)
         fresh: dict[str, list[dict]] = {}
+        made_by: dict[str, str] = {}       # key -> the model version that answered
         if todo:
             chunks = [todo[i:i + s.chunk_sentences] for i in range(0, len(todo),
                                                                      s.chunk_sentences)]
@@ -264,9 +284,11 @@ class ParseService:
             for chunk, reply in zip(chunks, replies):
                 if isinstance(reply, BaseException):
                     raise reply
-                for k, trees in zip(chunk, reply):
+                results, version = reply
+                for k, trees in zip(chunk, results):
                     fresh[k] = trees
-            store = {k: t for k, t in fresh.items()
+                    made_by[k] = version
+            store = {plan.key_for(first[k], made_by[k]): t for k, t in fresh.items()
                      if not any(tr["stats"].get("deadline_hit") for tr in t)}
             await self.cache.set_many(store)
             metrics.CACHE_UP.set(1 if self.cache.up else 0)
@@ -275,12 +297,15 @@ class ParseService:
                     metrics.observe_tree(plan.model, plan.decoder, tree)
         plan.results = [(fresh[it.key], False) if it.key in fresh else (hits[it.key], True)
                         for it in plan.items]
+        plan.versions = set(made_by.values()) | (
+            {plan.info["version"]} if len(fresh) < len(keys) else set())
         return plan
 
-    async def _submit(self, plan: Plan, items: list[Item]) -> list[list[dict]]:
+    async def _submit(self, plan: Plan, items: list[Item]) -> tuple[list[list[dict]], str]:
+        """The trees of `items` and the model version that made them."""
         s = self.settings
         job = {"id": uuid.uuid4().hex, "rid": REQUEST_ID.get(), "model": plan.model,
-               "decoder": plan.decoder, "tagger": plan.tagger,
+               "version": plan.info["version"], "decoder": plan.decoder, "tagger": plan.tagger,
                "budget": plan.budget, "deadline_at": plan.deadline_at,
                "expires_at": time.time() + s.request_timeout_s,
                "limits": {"max_tokens_per_sentence": s.max_tokens_per_sentence,
@@ -289,7 +314,8 @@ class ParseService:
         reply = await self.dispatcher.submit(job, s.request_timeout_s)
         if not reply.get("ok"):
             raise from_reply_error(reply.get("error", {}))
-        return reply["results"]
+        # workers that predate versioned replies answer without one: the planned version
+        return reply["results"], str(reply.get("version") or plan.info["version"])
 
 
 async def client_gone(receive: Callable[[], Awaitable[dict]]) -> None:

@@ -117,7 +117,10 @@ class Engine:
         REQUEST_ID.set(str(job.get("rid", "-"))[:64])
         try:
             results = self._run(job)
-            reply = {"id": job.get("id"), "ok": True, "results": results}
+            # the version that made the trees, whatever the job was planned for: the
+            # gateway caches them under it (during a reload the two can differ)
+            reply = {"id": job.get("id"), "ok": True, "results": results,
+                     "version": self.pipes[job["model"]].version}
         except Exception as exc:  # every failure becomes a reply
             error = error_payload(exc)
             if error["kind"] == "internal":
