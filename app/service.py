@@ -38,6 +38,12 @@ from .errors import ServiceError, from_reply_error, limit_error
 
 logger = logging.getLogger(__name__)
 
+# How long past a request's deadline the gateway waits for its trees before answering
+# 504 `deadline_exceeded` (issue 20: a client waits at most its deadline plus one
+# second; the rest of that second is for the answer's way back). Jobs that come late
+# decode each sentence with the least effort; past it, the worker stops the job.
+DEADLINE_GRACE_S = 0.8
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _CONTROL_TOKEN = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -302,20 +308,44 @@ class ParseService:
         return plan
 
     async def _submit(self, plan: Plan, items: list[Item]) -> tuple[list[list[dict]], str]:
-        """The trees of `items` and the model version that made them."""
+        """The trees of `items` and the model version that made them. The job is waited
+        for until the request's deadline plus DEADLINE_GRACE_S (or request_timeout_s,
+        whichever comes first); it carries that time as `expires_at`, past which the
+        worker stops it between sentences."""
         s = self.settings
+        now = time.time()
+        wait = s.request_timeout_s
+        if plan.deadline_at is not None:
+            wait = min(wait, plan.deadline_at + DEADLINE_GRACE_S - now)
         job = {"id": uuid.uuid4().hex, "rid": REQUEST_ID.get(), "model": plan.model,
                "version": plan.info["version"], "decoder": plan.decoder, "tagger": plan.tagger,
                "budget": plan.budget, "deadline_at": plan.deadline_at,
-               "expires_at": time.time() + s.request_timeout_s,
+               "expires_at": now + wait,
                "limits": {"max_tokens_per_sentence": s.max_tokens_per_sentence,
                           "max_sentences": s.max_sentences},
                "items": [{"kind": it.kind, **it.payload} for it in items]}
-        reply = await self.dispatcher.submit(job, s.request_timeout_s)
+        try:
+            if wait <= 0:
+                raise ServiceError("timeout", "the deadline passed before the job was sent")
+            reply = await self.dispatcher.submit(job, wait)
+        except ServiceError as exc:
+            if exc.code == "timeout" and wait < s.request_timeout_s:
+                raise self._deadline_exceeded(plan) from None
+            raise
         if not reply.get("ok"):
             raise from_reply_error(reply.get("error", {}))
         # workers that predate versioned replies answer without one: the planned version
         return reply["results"], str(reply.get("version") or plan.info["version"])
+
+
+    def _deadline_exceeded(self, plan: Plan) -> ServiceError:
+        """504: the trees were not done by the deadline (the request's, else the cap)."""
+        asked = "deadline_ms" in plan.budget
+        limit = "deadline_ms" if asked else "deadline_cap_ms"
+        ms = plan.budget["deadline_ms"] if asked else self.settings.deadline_cap_ms
+        return ServiceError("deadline_exceeded", f"the trees were not done {DEADLINE_GRACE_S:g}"
+                            f" s after the deadline ({limit}={ms:g}); send fewer or shorter"
+                            " sentences, or allow more time", limit=limit, value=ms)
 
 
 async def client_gone(receive: Callable[[], Awaitable[dict]]) -> None:

@@ -8,6 +8,8 @@ Keys, under a prefix P (default "deptree"):
   P:models          hash model name -> catalogue entry (versions, decoders, labels)
   P:dead            dead letters: stream entries that are no job (not JSON, not an
                     object, no id), with the reason; the last DEAD_LETTERS are kept
+  P:cancel:<job id> set by the gateway when a job's client has gone or it stopped
+                    waiting: the worker holding the job stops before its next sentence
 
 A job is acknowledged (XACK + XDEL) only after its reply is pushed, so a worker
 that dies while holding one leaves it pending; the others take it over with
@@ -55,7 +57,8 @@ DEAD_LETTERS = 1000          # P:dead keeps about this many entries (XADD MAXLEN
 def keys(prefix: str) -> dict[str, str]:
     return {"stream": f"{prefix}:jobs", "workers": f"{prefix}:workers",
             "models": f"{prefix}:models", "worker": f"{prefix}:worker:",
-            "reply": f"{prefix}:reply:", "dead": f"{prefix}:dead"}
+            "reply": f"{prefix}:reply:", "dead": f"{prefix}:dead",
+            "cancel": f"{prefix}:cancel:"}
 
 
 def job_of(fields: dict | None) -> dict | str:
@@ -198,10 +201,26 @@ class StreamWorker:
             return
         self.current = entry_id
         try:
-            reply = self.engine.run(job)
+            reply = self.engine.run(job, cancelled=self._cancel_check(r, job["id"]))
         finally:
             self.current = None
         self._reply(r, entry_id, job, reply)
+
+    def _cancel_check(self, r: redis.Redis, job_id: str, every_s: float = 0.2):
+        """`cancelled` for Engine.run: whether P:cancel:<job id> exists, asked of Redis
+        at most every `every_s` (a Redis error counts as "not cancelled")."""
+        key = self.k["cancel"] + job_id
+        last = [float("-inf"), False]
+
+        def cancelled() -> bool:
+            if not last[1] and time.monotonic() - last[0] >= every_s:
+                last[0] = time.monotonic()
+                try:
+                    last[1] = bool(r.exists(key))
+                except redis.RedisError:
+                    pass
+            return last[1]
+        return cancelled
 
     def _dead_letter(self, r: redis.Redis, entry_id: str, fields, reason: str) -> None:
         """Acknowledge and delete an entry that is no job, keeping it (cut to 2,000

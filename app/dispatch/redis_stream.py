@@ -9,9 +9,11 @@ the workers published and the group's backlog once a second for /ready, /models
 and the queue-depth gauge.
 
 Faults: a Redis outage shorter than OUTAGE_GRACE_S (a restart) is ridden out by
-sending the job again, longer it is a 503; a job whose client hung up is deleted
-from the stream. The reply is awaited in short BLPOPs: redis-py 8 reads with a 5 s
-socket timeout by default, which ended longer waits with a 503.
+sending the job again, longer it is a 503; a job whose client hung up, or that
+the gateway stopped waiting for, is deleted from the stream and marked cancelled
+(the worker holding it stops before its next sentence). The reply is awaited in
+short BLPOPs: redis-py 8 reads with a 5 s socket timeout by default, which ended
+longer waits with a 503.
 """
 from __future__ import annotations
 
@@ -253,15 +255,20 @@ class RedisDispatcher(Dispatcher):
                 res = await self.client.blpop([key], timeout=max(0.01, min(left, BLPOP_SLICE_S)))
                 if res is not None:
                     return res
-            return None
         except asyncio.CancelledError:       # the client hung up: no worker should start it
-            await self._withdraw(entry)
+            await self._withdraw(entry, job["id"])
             raise
+        await self._withdraw(entry, job["id"])        # timed out: nobody waits any more
+        return None
 
-    async def _withdraw(self, entry: str) -> None:
-        """Delete a job nobody waits for; a worker already holding it finishes it."""
+    async def _withdraw(self, entry: str, job_id: str) -> None:
+        """Delete a job nobody waits for and mark it cancelled: a worker already
+        holding it stops before its next sentence."""
         try:
-            await self.client.xdel(self.k["stream"], entry)
+            pipe = self.client.pipeline(transaction=False)
+            pipe.xdel(self.k["stream"], entry)
+            pipe.set(self.k["cancel"] + job_id, 1, ex=60)
+            await pipe.execute()
         except (RedisError, OSError) as exc:
             logger.debug("cannot withdraw job %s: %s", entry, exc)
 
