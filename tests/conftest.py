@@ -296,3 +296,28 @@ def slow_tokens(n: int = 200) -> list[str]:
 def slow():
     """(tokens, budget) of a request that runs until its deadline."""
     return slow_tokens(), {"restarts": 10000, "converge": 10000}
+
+
+def wait_for(pred, timeout: float, what: str):
+    """pred()'s first true value, polled every 0.2 s; AssertionError naming `what`
+    after `timeout` seconds."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        got = pred()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError(f"not within {timeout}s: {what}")
+
+
+@pytest.fixture(name="wait_for", scope="session")
+def wait_for_fixture():
+    """wait_for, for test modules outside this directory."""
+    return wait_for
+
+
+@pytest.fixture(scope="session")
+def long_tokens():
+    """slow_tokens itself, for a length other than 200 (with several conftest modules
+    loaded, `from conftest import` may find another one)."""
+    return slow_tokens

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from pathlib import Path
 
 from models.registry import resolve
@@ -34,18 +33,10 @@ def published_version(r) -> str | None:
     return json.loads(raw)["version"] if raw else None
 
 
-def wait_for(pred, timeout: float, what: str):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout}s: {what}")
 
 
 def test_trees_are_cached_under_the_version_that_answered(serve, redis_server, stream_worker,
-                                                          model_dirs, tmp_path):
+                                                          model_dirs, tmp_path, wait_for):
     src = resolve("en_ewt", search_dirs=[Path(d) for d in model_dirs])
     old_dir = model_copy(src, tmp_path / "models", "old")
     new_dir = model_copy(src, tmp_path / "models", "new")

@@ -9,29 +9,7 @@ import os
 import signal
 import time
 
-
-def children(pid: int) -> set[int]:
-    """Live processes whose parent is `pid` (from /proc)."""
-    out = set()
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                fields = f.read().rsplit(") ", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            out.add(int(d))
-    return out
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(") ", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+from procs import alive, children
 
 
 def test_sigkill_of_deptree_worker_takes_its_decoding_process_along(redis_server,

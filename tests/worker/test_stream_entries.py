@@ -14,14 +14,6 @@ MALFORMED = [{"job": "1"}, {"job": "[]"}, {"job": "null"}, {"job": '"x"'}, {"job
              {"job": "{}"}, {"job": '{"id": 7}'}, {"other": "x"}]
 
 
-def wait_for(pred, timeout: float, what: str):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"not within {timeout}s: {what}")
 
 
 def heartbeats(r) -> dict[str, dict]:
@@ -37,8 +29,8 @@ def settled(r) -> bool:
     return r.xlen("deptree:jobs") == 0 and not r.xpending("deptree:jobs", "workers")["pending"]
 
 
-def test_malformed_stream_entries_are_dead_lettered_and_kill_no_worker(redis_server,
-                                                                       stream_worker, tmp_path):
+def test_malformed_stream_entries_are_dead_lettered_and_kill_no_worker(
+        redis_server, stream_worker, tmp_path, wait_for):
     rs = redis_server()
     r = rs.client()
     env = {"DEPTREE_REDIS_URL": rs.url, "DEPTREE_CLAIM_IDLE_MS": "300",
@@ -76,7 +68,7 @@ def test_malformed_stream_entries_are_dead_lettered_and_kill_no_worker(redis_ser
 
 
 def test_heartbeat_that_is_no_object_does_not_stop_the_monitor(serve, redis_server,
-                                                               stream_worker):
+                                                               stream_worker, wait_for):
     rs = redis_server()
     r = rs.client()
     env = {"DEPTREE_REDIS_URL": rs.url, "DEPTREE_CACHE": "false"}
