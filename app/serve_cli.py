@@ -17,6 +17,8 @@ import tempfile
 
 logger = logging.getLogger(__name__)
 
+DRAIN_S = 30     # on SIGTERM, requests in flight get this long (a container stop needs more)
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--redis-url", help="Redis URL (cache; job stream of the redis backend)")
@@ -90,7 +92,7 @@ def _serve(args: argparse.Namespace) -> int:
     # ConcurrencyLimitMiddleware (max_connections) and heads by header_timeout_s.
     uvicorn.run(create_app(s), host=s.host, port=s.port, log_level="info", log_config=None,
                 http=head_timeout_protocol(s.header_timeout_s),
-                timeout_graceful_shutdown=30)
+                timeout_graceful_shutdown=DRAIN_S)
     return 0
 
 
