@@ -34,10 +34,31 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid` (children first), from /proc."""
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(") ", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], list(kids.get(pid, []))
+    while todo:
+        p = todo.pop(0)
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
 def stop_process(proc: subprocess.Popen, timeout: float = 20) -> None:
-    """SIGTERM (the graceful stop), SIGKILL after `timeout`; then whatever is left of its
-    process group (`start_process` gives each its own: workers, resource tracker) is
-    killed too, so nothing outlives the fixture that started it."""
+    """SIGTERM (the graceful stop), SIGKILL after `timeout`; then whatever it had
+    started and is still there (workers, the resource tracker) is killed too, so
+    nothing outlives the fixture that started it. (The processes stay in pytest's
+    process group, so a Ctrl-C or a `timeout` that signals the group reaches them.)"""
+    below = descendants(proc.pid) if proc.poll() is None else []
     try:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -47,10 +68,11 @@ def stop_process(proc: subprocess.Popen, timeout: float = 20) -> None:
                 proc.kill()
                 proc.wait(5)
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass                           # the group is empty: all exited
+        for pid in below:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass                       # it exited with its parent, as it should
 
 
 # ---- a real model ----------------------------------------------------------------------
@@ -124,7 +146,7 @@ class RedisServer:
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--protected-mode", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         import redis
 
         r = redis.Redis.from_url(self.url)
@@ -204,14 +226,13 @@ class Server:
 
 
 def start_process(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    """`python -m app.serve_cli ARGS` in a process group of its own (see stop_process)."""
+    """`python -m app.serve_cli ARGS`, logging to `log` (stop it with stop_process)."""
     full = dict(os.environ)
     full.pop("PROMETHEUS_MULTIPROC_DIR", None)
     full.update(env)
     with open(log, "ab") as fh:          # the child keeps its own copy of the descriptor
         return subprocess.Popen([sys.executable, "-m", "app.serve_cli", *args], cwd=ROOT,
-                                env=full, stdout=fh, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                env=full, stdout=fh, stderr=subprocess.STDOUT)
 
 
 @pytest.fixture
