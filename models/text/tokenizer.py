@@ -40,8 +40,9 @@ _EXT = (
 # in a single alternation): URLs; e-mail addresses and domain names, which are matched
 # inside a window of NAME_WINDOW characters (RFC 5321 caps an address at 254, DNS a
 # name at 253), since each can scan a long run of word characters and dots only to
-# fail, and at every start position in the run that made scanning quadratic (a 32 kB
-# "a.ba.b..." took 40 s); then the rest, whose patterns consume what they scan.
+# fail, and at every start position in the run that made scanning quadratic (16 kB of
+# "a.ba.b..." took 5 s of CPU, bench/RESULTS.md); then the rest, whose patterns consume
+# what they scan.
 _URL = re.compile(r"(?P<url>(?:https?://|ftp://|www\.)[^\s]+)", re.IGNORECASE)
 _EMAIL = re.compile(r"(?P<email>[\w.+-]*@[\w-]+(?:\.[\w-]+)*)", re.IGNORECASE)
 _DOMAIN = re.compile(rf"(?P<domain>\w[\w-]*(?:\.[\w-]+)*\.(?:{_EXT})\b)", re.IGNORECASE)
