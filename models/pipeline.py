@@ -17,7 +17,14 @@ import numpy as np
 
 from .conllu import Sentence
 from .errors import ModelError
-from .graph.decoders import BUDGET_FIELDS, DECODER_DEFAULTS, DECODERS, BudgetError
+from .graph.decoders import (
+    BUDGET_FIELDS,
+    DECODER_DEFAULTS,
+    DECODERS,
+    BudgetError,
+    deadline_of,
+    remaining_budget,
+)
 from .graph.model import GraphModel
 from .text.agreement import agree_with_subjects
 from .registry import resolve
@@ -248,14 +255,15 @@ class Pipeline:
             return [f.lower() for f in forms]
         return list(self.lemmatizer.lemmatize(forms, upos, xpos))
 
-    def choose_tags(self, forms: Sequence[str], tagger: str = FAST
-                    ) -> tuple[list[str], list[str], list[str]]:
+    def choose_tags(self, forms: Sequence[str], tagger: str = FAST,
+                    deadline: float | None = None) -> tuple[list[str], list[str], list[str]]:
         """(upos, xpos, lemmas) like `tag`, except that where the tagger hesitates the
         parser decides: for the `flips` words of smallest margin below `margin`, in
         that order, the second-best tag is kept when the first-order MST tree it gives
         (over the arcs pruning keeps for the tagger's tags) scores higher under the
         first-order (pruning) model, net of `weight` x the tagger's margin (a light
-        joint tagging-parsing step, cf. Bohnet & Nivre 2012; bench/RESULTS.md)."""
+        joint tagging-parsing step, cf. Bohnet & Nivre 2012; bench/RESULTS.md). No word
+        is tried once `deadline` (time.monotonic()) has passed."""
         flips, tau, lam = (self.tag_flips.get(k) for k in ("flips", "margin", "weight"))
         if self.tagger is None or not flips or self.graph.pruner is None:
             return self.tag(forms, tagger)
@@ -278,6 +286,8 @@ class Pipeline:
         cur = best.copy()
         cur_score, allowed = score(cur)        # the variants are scored on the same arcs
         for i in order:
+            if deadline is not None and time.monotonic() >= deadline:
+                break
             alt = cur.copy()
             alt[i] = second[i]
             s = score(alt, allowed)[0] - lam * float(margin[i])
@@ -285,15 +295,17 @@ class Pipeline:
                 cur, cur_score = alt, s
         return tags(cur)
 
-    def tokenize(self, text: str, split: bool = True) -> list[list[Token]]:
+    def tokenize(self, text: str, split: bool = True, limit: int | None = None
+                 ) -> list[list[Token]]:
         """Sentences of the words of raw text (`text.tokenizer.Token`: form, offsets,
-        multiword token, space after)."""
+        multiword token, space after); with `limit`, tokenizing stops past `limit`
+        tokens (see `Tokenizer.tokenize_sentence`)."""
         if self.tokenizer is None:
             raise ModelError(f"model {self.name} has no tokenizer: send pre-tokenized input")
         if split:
-            sents = self.tokenizer.tokenize(text)
+            sents = self.tokenizer.tokenize(text, limit)
         else:
-            sents = [self.tokenizer.tokenize_sentence(text)]
+            sents = [self.tokenizer.tokenize_sentence(text, limit)]
         return [s for s in sents if s]
 
     # ---- parsing -------------------------------------------------------------
@@ -307,10 +319,13 @@ class Pipeline:
         if not forms:
             raise BudgetError("a sentence needs at least one word")
         t0 = time.perf_counter()
+        # issue 20: the budget's deadline covers every stage below (re-tagging, the
+        # ensemble's other parser, the decoder), each given what is left of it
+        deadline = deadline_of(budget or {})
         tagged = upos is None or xpos is None
         if tagged:
             if decoder in self.tag_flips.get("decoders", ()):
-                upos, xpos, tagged_lemmas = self.choose_tags(forms, tagger)
+                upos, xpos, tagged_lemmas = self.choose_tags(forms, tagger, deadline)
             else:
                 upos, xpos, tagged_lemmas = self.tag(forms, tagger)
             lemmas = lemmas or tagged_lemmas
@@ -327,7 +342,7 @@ class Pipeline:
 
             heads, deprels, score, dstats = transition_model.decode(
                 self.transition, list(forms), list(lemmas) if lemmas else None, list(upos),
-                list(xpos), dict(budget or {}))
+                list(xpos), {**budget, **remaining_budget(deadline)})
         else:
             if decoder == "bgi" and (budget or {}).get("ensemble_with") == SELECTIONAL \
                     and self.transition is not None:
@@ -336,14 +351,15 @@ class Pipeline:
 
                 other, _, _, _ = transition_model.decode(
                     self.transition, list(forms), list(lemmas) if lemmas else None,
-                    list(upos), list(xpos), {})
+                    list(upos), list(xpos), remaining_budget(deadline))
                 budget = {**budget, "ensemble_heads": [int(h) for h in other]}
             t1 = time.perf_counter()
             weight = self._arc_weight(neural, tagger if tagged else None)
             bonus = None if not weight else self.arc_scorer.arc_bonus(
                 forms, self.tagger.type_strings, weight)
             arc_seconds = time.perf_counter() - t1
-            res = self.graph.parse(forms, upos, xpos, lemmas, decoder, budget, bonus)
+            res = self.graph.parse(forms, upos, xpos, lemmas, decoder,
+                                   {**budget, **remaining_budget(deadline)}, bonus)
             heads, deprels, score, dstats = res.heads, res.deprels, res.score, res.stats
             dstats = {**dstats, NEURAL: weight}
             if weight:

@@ -5,8 +5,11 @@ Parsito's per-worker workspace idea); `run(job)` tokenizes what needs it,
 checks the per-sentence limits on what it tokenized, then decodes each sentence
 with the job's budget, tagging untagged input with the job's `tagger` (fast when a
 job from an older gateway has none). A request deadline (`deadline_at`, unix time)
-is turned into the remaining `deadline_ms` of each sentence, so a batch is answered
-in time.
+is shared out: each sentence's `deadline_ms` is its share, by tokens, of the time left
+(one long sentence does not take all of it), and it covers every stage of that
+sentence (`Pipeline.parse_words`). Between sentences the job stops when nobody waits
+for it any more: past `expires_at` (the gateway answers 504 then) or when `cancelled()`
+says its client has gone, so no job outlives its request by more than one sentence.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import math
 import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ from .protocol import JobError, LimitError, error_payload, rss_bytes
 
 logger = logging.getLogger(__name__)
 
+JOB_FIELDS = {"model": str, "decoder": str, "items": list}    # what every job has
 WARM_UP_WORDS = ["The", "quick", "brown", "fox", "jumped", "over", "the", "lazy", "dog", "."]
 
 
@@ -111,12 +116,20 @@ class Engine:
         return None
 
     # ---- jobs ----------------------------------------------------------------
-    def run(self, job: dict) -> dict[str, Any]:
-        """A reply dict for `job`; never raises."""
+    def run(self, job: dict, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """A reply dict for `job`; never raises (whatever `job` is). `cancelled`, asked
+        between sentences, says whether the job's client has gone."""
+        if not isinstance(job, dict):
+            logger.error("a job that is not an object: %.200r", job)
+            return {"id": None, "ok": False, "worker": self.info(), "error": error_payload(
+                JobError("invalid_input", f"a job is an object, not {type(job).__name__}"))}
         REQUEST_ID.set(str(job.get("rid", "-"))[:64])
         try:
-            results = self._run(job)
-            reply = {"id": job.get("id"), "ok": True, "results": results}
+            results = self._run(job, cancelled)
+            # the version that made the trees, whatever the job was planned for: the
+            # gateway caches them under it (during a reload the two can differ)
+            reply = {"id": job.get("id"), "ok": True, "results": results,
+                     "version": self.pipes[job["model"]].version}
         except Exception as exc:  # every failure becomes a reply
             error = error_payload(exc)
             if error["kind"] == "internal":
@@ -128,7 +141,12 @@ class Engine:
         reply["worker"] = self.info()
         return reply
 
-    def _run(self, job: dict) -> list[list[dict]]:
+    def _run(self, job: dict, cancelled: Callable[[], bool] | None = None
+             ) -> list[list[dict]]:
+        for key, kind in JOB_FIELDS.items():
+            if not isinstance(job.get(key), kind):
+                raise JobError("invalid_input", f"the job's {key!r} is not a"
+                               f" {kind.__name__}: {job.get(key)!r:.100}")
         expires = job.get("expires_at")
         if expires is not None and time.time() > expires:
             raise JobError("expired", "the gateway stopped waiting for this job")
@@ -151,13 +169,23 @@ class Engine:
         budget = dict(job.get("budget") or {})
         deadline_at = job.get("deadline_at")
         fields = pipe.decoders().get(decoder, {}).get("fields", ())
+        tokens_left = sum(len(forms) for sents in prepared for forms, _, _ in sents)
+        done = 0
         out = []
         for item, sents in zip(job["items"], prepared):
             text = item.get("text", "")
             trees = []
             for forms, tags, words in sents:
+                if cancelled is not None and cancelled():
+                    raise JobError("client_closed", f"the client left; stopped after {done}"
+                                   f" of {n} sentences")
+                if expires is not None and time.time() > expires:
+                    raise JobError("expired", f"the gateway stopped waiting for this job;"
+                                   f" stopped after {done} of {n} sentences")
                 if deadline_at is not None and "deadline_ms" in fields:
-                    budget["deadline_ms"] = max(1.0, (deadline_at - time.time()) * 1000.0)
+                    share = (deadline_at - time.time()) * len(forms) / tokens_left
+                    budget["deadline_ms"] = max(1.0, share * 1000.0)
+                tokens_left -= len(forms)
                 if words is not None:
                     tree = pipe.parse_tokens(words, text, decoder, budget, tagger=tagger)
                 elif tags is None:
@@ -166,6 +194,7 @@ class Engine:
                     tree = pipe.parse_words(forms, decoder, budget, upos=tags[0], xpos=tags[1],
                                             lemmas=tags[2])
                 trees.append(tree_dict(tree))
+                done += 1
             out.append(trees)
         return out
 
@@ -173,19 +202,25 @@ class Engine:
     def _prepare(pipe: Pipeline, item: dict, max_tokens: int, max_sents: int) -> list[tuple]:
         """[(forms, tags or None, words of raw text or None)] for one item, limits
         checked."""
-        kind = item["kind"]
+        kind = item.get("kind") if isinstance(item, dict) else None
         if kind in ("sentence", "document"):
             # every run of non-space characters is at least one token: refuse what is
-            # certainly over the limits before paying for tokenizing it
+            # certainly over the limits before paying for tokenizing it; the tokenizer
+            # then stops past the cap, so a text without spaces costs no more
             pieces = len(item["text"].split())
             cap = max_tokens if kind == "sentence" else max_tokens * max_sents
+            what = ("max_tokens_per_sentence" if kind == "sentence"
+                    else "max_sentences x max_tokens_per_sentence")
             if pieces > cap:
-                what = ("max_tokens_per_sentence" if kind == "sentence"
-                        else "max_sentences x max_tokens_per_sentence")
                 raise LimitError("too_many_tokens", f"the text has at least {pieces} tokens,"
                                  f" more than {what}={cap}", limit=what,
                                  value=cap, got=pieces)
-            sents = pipe.tokenize(item["text"], split=kind == "document")
+            sents = pipe.tokenize(item["text"], split=kind == "document", limit=cap)
+            n = sum(len(s) for s in sents)
+            if n > cap:
+                raise LimitError("too_many_tokens", f"the text has at least {n} tokens, more"
+                                 f" than {what}={cap} (tokenizing stopped there)",
+                                 limit=what, value=cap, got=n)
             if kind == "sentence":
                 sents = [[t for s in sents for t in s]]
             out = []

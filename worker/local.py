@@ -1,6 +1,8 @@
 """A worker process of the local backend: one duplex pipe to the gateway.
 
-Messages in: {"type": "job", "job": {...}} or {"type": "stop"}.
+Messages in: {"type": "job", "job": {...}}, {"type": "cancel", "id": job id} (its
+client has gone: the job stops before its next sentence; a cancel for a job already
+answered is ignored) or {"type": "stop"}.
 Messages out: {"type": "hello", "catalogue", "worker"} once models are loaded and
 warmed; {"type": "result", "reply"} per job; {"type": "fatal", "message"} if the
 models cannot be loaded (the gateway then stops restarting workers).
@@ -37,7 +39,8 @@ def run_local_worker(conn: Connection, cfg: dict, name: str, log_level: int = lo
         return
     conn.send({"type": "hello", "catalogue": engine.catalogue(), "worker": engine.info()})
     logger.info("worker %s ready: %s", name, ", ".join(sorted(engine.pipes)))
-    while True:
+    inbox = _Inbox(conn)
+    while not inbox.stop:
         try:
             msg = conn.recv()
         except (EOFError, OSError):
@@ -45,10 +48,34 @@ def run_local_worker(conn: Connection, cfg: dict, name: str, log_level: int = lo
         if msg.get("type") == "stop":
             break
         if msg.get("type") == "job":
-            reply = engine.run(msg["job"])
+            job = msg["job"]
+            job_id = job.get("id") if isinstance(job, dict) else None
+            reply = engine.run(job, cancelled=lambda i=job_id: inbox.cancelled(i))
             reply["recycle"] = engine.should_recycle()
             try:
                 conn.send({"type": "result", "reply": reply})
             except (BrokenPipeError, OSError):
                 break
     logger.info("worker %s exits after %d jobs", name, engine.served)
+
+
+class _Inbox:
+    """What arrived on the pipe while a job ran, read between its sentences: a cancel
+    of that job, or a stop (or a closed pipe) to act on once it is answered."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.stop = False
+
+    def cancelled(self, job_id: str | None) -> bool:
+        gone = False
+        try:
+            while not self.stop and self.conn.poll():
+                msg = self.conn.recv()
+                if msg.get("type") == "cancel" and msg.get("id") == job_id:
+                    gone = True
+                elif msg.get("type") == "stop":
+                    self.stop = True
+        except (EOFError, OSError):          # the gateway is gone: nobody waits
+            self.stop = gone = True
+        return gone

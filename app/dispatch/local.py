@@ -9,7 +9,8 @@ A worker is recycled when its reply says it passed `max_requests` or the RSS
 ceiling: a replacement is started first and the old worker keeps serving until
 the replacement is warm, then it is stopped while idle, so no job is dropped.
 Workers are started with the "spawn" method (no fork of a threaded gateway). A job
-whose client hung up (or timed out) leaves the queue; one a worker holds runs on.
+whose client hung up (or timed out) leaves the queue; one a worker holds is sent a
+cancel and stops before its next sentence.
 """
 from __future__ import annotations
 
@@ -266,12 +267,15 @@ class LocalDispatcher(Dispatcher):
             raise
 
     def _withdraw(self, job: dict, fut: asyncio.Future) -> None:
-        """Nobody waits for this job any more: a queued job is dropped; a held one runs
-        to its end (a worker cannot be interrupted) and its reply is ignored."""
+        """Nobody waits for this job any more: a queued job is dropped; the worker
+        holding one is told to stop it between sentences (its reply is ignored)."""
         try:
             self.pending.remove((job, fut))
         except ValueError:
             pass
+        for h in self.handles + [h.replacement for h in self.handles if h.replacement]:
+            if h.ticket is not None and h.ticket[0] is job:
+                self._send(h, {"type": "cancel", "id": job["id"]})
         if not fut.done():
             fut.cancel()
         metrics.QUEUE_DEPTH.set(len(self.pending))

@@ -312,7 +312,11 @@ def greedy_search(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, m
                   seed_state, restarts, converge, deadline=None, chunk=8, max_optima=256,
                   start=None):
     """Restart loop with a deadline (time.monotonic() value or None); `start`, if
-    given, is the tree the first restart climbs from."""
+    given, is the tree the first restart climbs from. At most `chunk` restarts per
+    kernel call; with a deadline the first call makes one, the next as many as fit a
+    quarter of the time left at the pace seen (on a long sentence eight restarts can
+    take most of a second: the deadline is overrun by about one restart, not eight).
+    The chunking does not change the trees, only where a deadline can cut."""
     n1 = S.shape[0]
     mk, mv, mf = memo
     best = np.full(n1, -1, dtype=np.int64)
@@ -324,15 +328,21 @@ def greedy_search(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, m
     opt_counts = np.zeros(cap, dtype=np.int64)
     deadline_hit = False
     first = np.full(n1, -2, dtype=np.int64) if start is None else np.asarray(start, np.int64)
+    size = chunk if deadline is None else 1
     while True:
+        t0 = time.monotonic()
         done = greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w,
-                            np.uint64(mask), mk, mv, mf, seed_state, restarts, converge, chunk,
+                            np.uint64(mask), mk, mv, mf, seed_state, restarts, converge, size,
                             best, stats, opt_hashes, opt_heads, opt_scores, opt_counts, first)
         if done:
             break
-        if deadline is not None and time.monotonic() >= deadline:
-            deadline_hit = True
-            break
+        if deadline is not None:
+            now = time.monotonic()
+            if now >= deadline:
+                deadline_hit = True
+                break
+            pace = (now - t0) / size                    # seconds per restart
+            size = chunk if pace <= 0 else int(min(chunk, max(1, (deadline - now) / (4 * pace))))
     k = min(int(stats[4]), cap)
     best[0] = -1
     return GreedyResult(

@@ -76,6 +76,16 @@ def deadline_of(budget: dict) -> float | None:
     return time.monotonic() + ms / 1000.0
 
 
+def remaining_budget(deadline: float | None) -> dict:
+    """The budget of a stage that must end by `deadline` (time.monotonic(); None: no
+    deadline): {"deadline_ms": what is left of it, at least a microsecond, so a late
+    stage takes its least step}. How one deadline covers tagging, a partner decoder and
+    the main decoder of one sentence."""
+    if deadline is None:
+        return {}
+    return {"deadline_ms": max(1e-3, (deadline - time.monotonic()) * 1000.0)}
+
+
 def _choice(budget: dict, name: str, default: str, choices: tuple[str, ...]) -> str:
     """One of `choices` (a decoder option such as `init` or `proposal`)."""
     v = budget.get(name, default)
@@ -249,7 +259,9 @@ def decode_bgi(sc: Scorer, budget: dict) -> Decoded:
     if other == "selectional":
         bias = _given_heads(budget.get("ensemble_heads"), sc.S.shape[0] - 1)
     else:
-        bias = DECODERS[other](sc, {}).heads if other is not None else None
+        # the partner decodes within the same deadline (its default budget otherwise)
+        bias = DECODERS[other](sc, remaining_budget(deadline)).heads \
+            if other is not None else None
     heads, score, stats = run_bgi(sc, beam, swaps, alpha, float(beta), bias, deadline,
                                   start=start)
     stats["ensemble_with"] = other
