@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import tomllib
 from pathlib import Path
 
@@ -42,7 +43,9 @@ def fill(root: Path, python_image: str, out: Path, requirements: str) -> list[st
     `requirements`: the Dockerfile's REQUIREMENTS, a path under `root`."""
     sources = [root / "pyproject.toml", root / requirements]
     backend = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    t0 = time.monotonic()
     version = image_python(python_image)
+    t_python = time.monotonic() - t0
     with tempfile.TemporaryDirectory(prefix="deptree-wheels-") as tmp:
         build_in = Path(tmp) / "build-system.in"
         build_in.write_text("\n".join(backend["build-system"]["requires"]) + "\n")
@@ -53,9 +56,12 @@ def fill(root: Path, python_image: str, out: Path, requirements: str) -> list[st
                         "--no-header", "--no-annotate", "-o", str(pins)],
                        check=True, timeout=600)
         lines = [x for x in pins.read_text().splitlines() if x and not x.startswith("#")]
+        t_compile = time.monotonic() - t0 - t_python
         for old in out.glob("*.whl"):
             old.unlink()
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                         "-w", str(out), "-r", str(pins)], check=True, timeout=1200)
-    logger.info("%d wheels for Python %s (%s) in %s", len(lines), version, requirements, out)
+    logger.info("%d wheels for Python %s (%s) in %s; seconds: %.0f python version, "
+                "%.0f uv compile, %.0f pip wheel", len(lines), version, requirements, out,
+                t_python, t_compile, time.monotonic() - t0 - t_python - t_compile)
     return lines
