@@ -126,9 +126,12 @@ def prom_query(expr: str) -> list[dict]:
 
 
 # ---- steps -------------------------------------------------------------------------
-def build(rep: Report, compose: Compose, local: bool, cached: bool) -> str:
+def build(rep: Report, compose: Compose, local: bool, cached: bool, skip: bool) -> str:
     cfg = compose.config()["services"]["gateway"]
     args = (cfg.get("build") or {}).get("args") or {}
+    if skip:
+        rep.add("docker build", None, f"skipped (--skip-build): the image {cfg['image']} as it is")
+        return cfg["image"]
     if local:
         t0 = time.monotonic()
         sh(str(ROOT / "docker" / "local" / "images.sh"))
@@ -336,6 +339,8 @@ def main() -> int:
     ap.add_argument("--local", action="store_true",
                     help="no Docker Hub: Debian base images, host wheels, docker-compose.local.yml")
     ap.add_argument("--cached", action="store_true", help="build without --no-cache")
+    ap.add_argument("--skip-build", action="store_true",
+                    help="check the stack with the image built before")
     ap.add_argument("--keep", action="store_true", help="leave the stack running")
     ap.add_argument("--project", default="deptree-e2e", help="compose project name")
     ap.add_argument("--out", help="write the Markdown report here too")
@@ -363,7 +368,7 @@ def main() -> int:
         compose = Compose(ROOT, args.project, files, env_file,
                           profiles=("grafana",) if args.local and have_grafana else ())
         try:
-            build(rep, compose, args.local, args.cached)
+            build(rep, compose, args.local, args.cached, args.skip_build)
             start(rep, compose)
             parse_once(rep)
             scrapes(rep, compose)
@@ -382,7 +387,8 @@ def main() -> int:
     header = (f"## Docker end-to-end ({datetime.date.today()}, {platform.node()}, "
               f"{os.cpu_count()} cores)\n\n"
               f"Command: `python bench/docker/e2e.py{' --local' if args.local else ''}"
-              f"{' --cached' if args.cached else ''}`; Docker engine "
+              f"{' --cached' if args.cached else ''}{' --skip-build' if args.skip_build else ''}`;"
+              f" Docker engine "
               f"{sh('docker', 'version', '-f', '{{.Server.Version}}')}, {compose_version}.")
     text = rep.markdown(header)
     sys.stdout.write(text)
