@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 
 import pytest
 from deploy_files import COMPOSE, DOCKER, DOCKERFILE, dockerfile_arg, load_yaml
@@ -63,8 +64,10 @@ def test_copy_sources_exist(dockerfile):
     context = COMPOSE.parent if dockerfile == DOCKERFILE else dockerfile.parent
     sources = _copy_sources(dockerfile)
     assert sources
-    for src in sources:
-        assert (context / src).exists(), f"{dockerfile.name}: COPY {src} is not in the context"
+    for src in sources:        # in a fresh clone: tracked by git, not only on this disk
+        tracked = subprocess.run(["git", "ls-files", "--", str(context / src)], cwd=context,
+                                 capture_output=True, text=True, check=True).stdout.split()
+        assert tracked, f"{dockerfile.name}: COPY {src} is not in a clone's build context"
     ignored = (COMPOSE.parent / ".dockerignore").read_text().split()
     if dockerfile == DOCKERFILE:
         assert not set(sources) & set(ignored)
