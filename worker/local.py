@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from multiprocessing.connection import Connection
 
 from .config import WorkerConfig
@@ -55,7 +56,9 @@ def run_local_worker(conn: Connection, cfg: dict, name: str, log_level: int = lo
         return
     send({"type": "hello", "catalogue": engine.catalogue(), "worker": engine.info(),
           "warm": engine.warm_decoders()})
-    logger.info("worker %s ready: %s", name, ", ".join(sorted(engine.pipes)))
+    logger.info("worker %s ready: %s (%.1f s after start, %.1f s of CPU; warm: %s)", name,
+                ", ".join(sorted(engine.pipes)), time.time() - engine.started,
+                time.process_time(), engine.warm_decoders())
     while True:
         try:
             msg = conn.recv()
