@@ -211,7 +211,12 @@ class Server:
             try:
                 r = httpx.get(self.url + "/ready", timeout=5)
                 last = r.json()
-                if r.status_code == 200 and last["workers"]["workers_up"] >= workers:
+                # every decoder warm too: on a cold numba cache the slow ones compile
+                # after /ready turns 200 (worker/warm.py), and a test's deadline would
+                # be spent waiting for them
+                warm = all(set(m.get("warm", m["decoders"])) >= set(m["decoders"])
+                           for m in last.get("models", {}).values())
+                if r.status_code == 200 and last["workers"]["workers_up"] >= workers and warm:
                     return last
                 failing = failing + 1 if last["workers"].get("error") else 0
                 if failing > 25:             # a worker that cannot load its model

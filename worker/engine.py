@@ -1,7 +1,8 @@
 """Run one job on loaded models: the only place where the service calls a parser.
 
 `Engine` holds the models a worker serves (loaded once, kernels warmed at start,
-Parsito's per-worker workspace idea); `run(job)` tokenizes what needs it,
+Parsito's per-worker workspace idea; on a cold numba cache the slow decoders warm in
+the background, `worker/warm.py`); `run(job)` tokenizes what needs it,
 checks the per-sentence limits on what it tokenized, then decodes each sentence
 with the job's budget, tagging untagged input with the job's `tagger` (fast when a
 job from an older gateway has none). A request deadline (`deadline_at`, unix time)
@@ -21,14 +22,18 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from models.pipeline import FAST, ParsedTree, Pipeline
 from models.registry import resolve
+from models.warmup import load_pipelines
 
 from .config import WorkerConfig
 from .logsafe import REQUEST_ID
 from .protocol import JobError, LimitError, error_payload, rss_bytes
+from .warm import Warmer
+
+if TYPE_CHECKING:   # imported by load(): the gateway imports this module, never a kernel
+    from models.pipeline import ParsedTree, Pipeline
 
 logger = logging.getLogger(__name__)
 
@@ -71,25 +76,47 @@ class Engine:
         self.sources: dict[str, str] = {}         # that name -> how the config named it
         self.served = 0
         self.started = time.time()
+        self.directories: list[str] = []
+        self.warmer: Warmer | None = None
+        self.on_warm: Callable[[], None] | None = None   # more decoders are warm
 
     # ---- start ---------------------------------------------------------------
     def load(self) -> None:
         dirs = [Path(d) for d in self.cfg.model_dirs]
-        for name in self.cfg.models:
-            pipe = Pipeline.load(resolve(name, search_dirs=dirs))
+        self.directories = [str(resolve(name, search_dirs=dirs)) for name in self.cfg.models]
+        if self.cfg.warm_up:      # on a cold numba cache a helper compiles meanwhile
+            self.warmer = Warmer(self.directories, self._warm_changed)
+            self.warmer.begin()
+        for name, pipe in zip(self.cfg.models, load_pipelines(self.directories)):
             self.pipes[pipe.name] = pipe
             self.sources.setdefault(pipe.name, name)
 
     def warm_up(self) -> None:
-        """Parse a short sentence with every decoder so numba kernels are compiled (the
-        accurate tagger is numpy: nothing to compile)."""
-        for pipe in self.pipes.values():
-            for decoder in pipe.decoders():
-                if pipe.tokenizer is not None:
-                    pipe.parse_text(" ".join(WARM_UP_WORDS), decoder, {}, split=False)
-                else:
-                    pipe.parse_words(WARM_UP_WORDS, decoder, {}, upos=["X"] * 10,
-                                     xpos=["X"] * 10, lemmas=WARM_UP_WORDS)
+        """Compile (or load from numba's cache) the kernels of the front-end and of one
+        decoder now; the other decoders' too when the cache has them, else in the
+        background (`worker/warm.py`; `warm_decoders` says which are warm)."""
+        if self.warmer is None:
+            self.warmer = Warmer(self.directories, self._warm_changed)
+        self.warmer.start(list(self.pipes.values()))
+
+    def wait_warm(self, timeout: float | None = None) -> bool:
+        """Wait until every decoder is warm (see warm_up); whether they all are."""
+        return self.warmer is not None and self.warmer.wait(timeout)
+
+    def _warm_changed(self) -> None:
+        if self.on_warm is not None:
+            self.on_warm()
+
+    def warm_decoders(self) -> dict[str, list[str]]:
+        """Model -> its decoders whose kernels are loaded (a job for another one waits
+        while they compile)."""
+        if self.warmer is None:
+            return {key: [] for key in self.pipes}
+        return {key: self.warmer.warm_decoders(pipe) for key, pipe in self.pipes.items()}
+
+    def close(self) -> None:
+        if self.warmer is not None:
+            self.warmer.stop()
 
     def catalogue(self) -> dict[str, dict[str, Any]]:
         out = {}
@@ -143,6 +170,8 @@ class Engine:
 
     def _run(self, job: dict, cancelled: Callable[[], bool] | None = None
              ) -> list[list[dict]]:
+        from models.pipeline import FAST   # loaded by load()
+
         for key, kind in JOB_FIELDS.items():
             if not isinstance(job.get(key), kind):
                 raise JobError("invalid_input", f"the job's {key!r} is not a"
@@ -165,6 +194,8 @@ class Engine:
                              f" max_sentences={max_sents}", limit="max_sentences",
                              value=max_sents, got=n)
         decoder = job["decoder"]
+        if self.warmer is not None and decoder in pipe.decoders():
+            self.warmer.ensure(decoder)        # waits while its kernels compile
         tagger = job.get("tagger") or FAST
         budget = dict(job.get("budget") or {})
         deadline_at = job.get("deadline_at")

@@ -4,7 +4,8 @@ Keys, under a prefix P (default "deptree"):
   P:jobs            the stream; each entry {"job": json}; group "workers"
   P:reply:<job id>  list the reply is pushed to (expires after a minute)
   P:workers         set of live worker names; P:worker:<name> their heartbeat
-                    (pid, host, served, rss, busy entry), expiring after a few seconds
+                    (pid, host, served, rss, busy entry, warm decoders of each model),
+                    expiring after a few seconds
   P:models          hash model name -> catalogue entry (versions, decoders, labels)
   P:dead            dead letters: stream entries that are no job (not JSON, not an
                     object, no id), with the reason; the last DEAD_LETTERS are kept
@@ -44,7 +45,6 @@ import time
 import redis
 
 from .config import WorkerConfig
-from .engine import Engine
 from .logsafe import configure_logging
 
 logger = logging.getLogger(__name__)
@@ -89,6 +89,8 @@ class StreamWorker:
     def __init__(self, cfg: WorkerConfig, redis_url: str, prefix: str = "deptree",
                  name: str | None = None, claim_idle_ms: int = 5000, max_deliveries: int = 3,
                  block_ms: int = 1000, heartbeat_s: float | None = None) -> None:
+        from .engine import Engine   # here: the gateway imports this module, never a kernel
+
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
         self.engine = Engine(cfg, name=self.name)
         self.url = redis_url
@@ -114,6 +116,7 @@ class StreamWorker:
                 self.engine.warm_up()
         except Exception:  # a worker that cannot load its models stops
             logger.exception("cannot start worker %s", self.name)
+            self.engine.close()
             return EXIT_FATAL
         r = self._client()
         hb = threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True)
@@ -166,6 +169,7 @@ class StreamWorker:
             r.delete(self.k["worker"] + self.name)
         except redis.RedisError:
             pass
+        self.engine.close()
         return code
 
     def _reclaim(self, r: redis.Redis) -> list:
@@ -255,7 +259,8 @@ class StreamWorker:
             try:
                 info = self.engine.info()
                 info.update(host=socket.gethostname(), busy=self.current,
-                            models=sorted(self.engine.pipes))
+                            models=sorted(self.engine.pipes),
+                            warm=self.engine.warm_decoders())
                 pipe = r.pipeline()
                 pipe.set(self.k["worker"] + self.name, json.dumps(info), ex=ttl)
                 pipe.sadd(self.k["workers"], self.name)

@@ -28,7 +28,7 @@ from worker.local import run_local_worker
 
 from .. import metrics
 from ..errors import ServiceError
-from .base import Dispatcher
+from .base import Dispatcher, with_warm
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +48,7 @@ class _Handle:
         self.replacement: _Handle | None = None   # a warming worker that will take over
         self.retire = False
         self.fatal: str | None = None
+        self.warm: dict[str, list[str]] | None = None   # model -> decoders compiled
 
 
 class LocalDispatcher(Dispatcher):
@@ -139,14 +140,19 @@ class LocalDispatcher(Dispatcher):
     # ---- events ----------------------------------------------------------------
     def _on_message(self, h: _Handle, msg: dict) -> None:
         kind = msg.get("type")
-        if kind == "hello":
+        if kind in ("hello", "warm"):
+            h.warm = msg.get("warm")
+        if kind == "warm":
+            logger.info("worker %s: warm decoders %s", h.name, h.warm)
+        elif kind == "hello":
             h.state = "idle"
             h.rss = msg["worker"]["rss_bytes"]
             self._catalogue = msg["catalogue"]
             self._crashes = 0
             self.error = None
             metrics.set_worker(h.name, True, h.rss, 0)
-            logger.info("worker %s is warm (%.1fs)", h.name, time.monotonic() - h.started)
+            logger.info("worker %s is ready (%.1fs; warm: %s)", h.name,
+                        time.monotonic() - h.started, h.warm)
             old = next((o for o in self.handles if o.replacement is h), None)
             if old is not None:
                 self.handles[self.handles.index(old)] = h
@@ -282,7 +288,8 @@ class LocalDispatcher(Dispatcher):
 
     # ---- reporting -------------------------------------------------------------
     def catalogue(self) -> dict[str, dict[str, Any]]:
-        return self._catalogue
+        return with_warm(self._catalogue, [h.warm for h in self.handles
+                                           if h.state in ("idle", "busy")])
 
     def status(self) -> dict[str, Any]:
         up = [h for h in self.handles if h.state in ("idle", "busy")]

@@ -34,7 +34,7 @@ from worker.stream import EXIT_FATAL, GROUP, keys, run_stream_worker
 
 from .. import metrics
 from ..errors import ServiceError
-from .base import Dispatcher
+from .base import Dispatcher, with_warm
 
 logger = logging.getLogger(__name__)
 
@@ -273,7 +273,7 @@ class RedisDispatcher(Dispatcher):
             logger.debug("cannot withdraw job %s: %s", entry, exc)
 
     def catalogue(self) -> dict[str, dict[str, Any]]:
-        return self._catalogue
+        return with_warm(self._catalogue, [w.get("warm") for w in self._workers])
 
     def status(self) -> dict[str, Any]:
         return {"backend": self.backend, "workers_up": len(self._workers),

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from .features import MAX_FEATURES
-from .scoring import NO_HEAD, bigram_score, head_score
+from .scoring import NO_HEAD, SCORING_ARGS, bigram_score, head_score
 from .wilson import sample_tree
 
 _EPS = 1e-9
@@ -79,7 +79,12 @@ def _depths(heads, depth):
             k -= 1
 
 
-@njit(cache=True, _nrt=False)
+# callers pass literal counts (4, 5) and int64 ones: one explicit signature, one compile
+_SIG_LOCAL = (f"float64(int64[::1], int64[::1], int64, int64[::1], int64, int64, float64[:, ::1], "
+              f"{SCORING_ARGS}, int64[:, ::1], uint64[::1])")
+
+
+@njit(_SIG_LOCAL, cache=True, _nrt=False)
 def _local(heads, hs, nh, ms, nm, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf):
     """Sum of head_score over the distinct heads hs[:nh] and bigrams at ms[:nm]."""
     t = 0.0
@@ -100,7 +105,7 @@ def _local(heads, hs, nh, ms, nm, order, S, attrs, up, w, mask, mk, mv, mf, part
     return t
 
 
-@njit(cache=True, _nrt=False)
+@njit("float64(float64[::1], int64[::1], int64)", cache=True, _nrt=False)
 def _distinct_sum(vals, idx, k):
     t = 0.0
     for i in range(k):

@@ -14,6 +14,7 @@ def engine(model_dirs):
     e = Engine(WorkerConfig(models=["en_ewt"], model_dirs=model_dirs, max_requests=3))
     e.load()
     e.warm_up()
+    assert e.wait_warm(600)       # on a cold numba cache the slow decoders warm after warm_up
     return e
 
 
