@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import sys
 import time
 from collections import OrderedDict
 from typing import Any
@@ -70,12 +71,26 @@ class NullCache:
         return True
 
 
+# what one entry of the OrderedDict costs beside its key and value strings (node, hash slot)
+ENTRY_OVERHEAD = 112
+
+
+def entry_bytes(key: str, value: str) -> int:
+    """Memory an LRUCache entry holds: its key and JSON strings and their bookkeeping."""
+    return sys.getsizeof(key) + sys.getsizeof(value) + ENTRY_OVERHEAD
+
+
 class LRUCache(NullCache):
+    """At most `size` entries and `max_bytes` bytes (`entry_bytes`): one 900k-character
+    word makes a 2.6 MB entry, so a count alone does not bound memory."""
+
     backend = "memory"
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_bytes: int = 256 * 2**20) -> None:
         self.size = size
-        self.data: OrderedDict[str, str] = OrderedDict()
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.data: OrderedDict[str, tuple[str, int]] = OrderedDict()   # key -> (JSON, bytes)
 
     async def get_many(self, keys: list[str]) -> dict[str, Any]:
         out = {}
@@ -83,23 +98,32 @@ class LRUCache(NullCache):
             v = self.data.get(k)
             if v is not None:
                 self.data.move_to_end(k)
-                out[k] = json.loads(v)
+                out[k] = json.loads(v[0])
         return out
 
     async def set_many(self, items: dict[str, Any]) -> None:
         for k, v in items.items():
-            self.data[k] = json.dumps(v)
-            self.data.move_to_end(k)
-        while len(self.data) > self.size:
-            self.data.popitem(last=False)
+            text = json.dumps(v)
+            n = entry_bytes(k, text)
+            if n > self.max_bytes:          # would evict everything and still not fit
+                continue
+            old = self.data.pop(k, None)
+            if old is not None:
+                self.bytes -= old[1]
+            self.data[k] = (text, n)
+            self.bytes += n
+        while self.data and (len(self.data) > self.size or self.bytes > self.max_bytes):
+            self.bytes -= self.data.popitem(last=False)[1][1]
 
     async def flush(self) -> int:
         n = len(self.data)
         self.data.clear()
+        self.bytes = 0
         return n
 
     def status(self) -> dict[str, Any]:
-        return {"backend": self.backend, "status": "up", "entries": len(self.data)}
+        return {"backend": self.backend, "status": "up", "entries": len(self.data),
+                "bytes": self.bytes, "max_bytes": self.max_bytes}
 
 
 class RedisCache(NullCache):
@@ -254,4 +278,4 @@ def make_cache(settings) -> NullCache:
         return RedisCache(settings.redis_url, settings.cache_ttl_s, settings.redis_timeout_s,
                           settings.redis_retry_s, settings.redis_maxmemory,
                           settings.redis_maxmemory_policy)
-    return LRUCache(settings.cache_lru_size)
+    return LRUCache(settings.cache_lru_size, settings.cache_lru_bytes)

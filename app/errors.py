@@ -47,7 +47,10 @@ CODES: dict[str, int] = {
     "not_found": 404, "method_not_allowed": 405,
     # capacity
     "not_ready": 503, "no_workers": 503, "worker_crashed": 503, "dispatch_unavailable": 503,
-    "timeout": 504, "expired": 504, "cache_unavailable": 503,
+    "overloaded": 503,
+    "timeout": 504, "expired": 504, "deadline_exceeded": 504, "cache_unavailable": 503,
+    # the client left before its answer (logged; nobody reads the body)
+    "client_closed": 499,
     "not_supported": 501,
     "internal_error": 500,
 }

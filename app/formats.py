@@ -53,16 +53,22 @@ def read_conllu_items(data: str, keep_tags: bool, s) -> tuple[list[Sentence], li
     return sents, items
 
 
+def lines(data: str) -> list[str]:
+    """The lines of `data` as UDPipe reads them: broken at \\n (a \\r before it dropped)
+    only; str.splitlines would also break at U+2028, U+2029, U+0085 and more."""
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in data.split("\n")]
+
+
 def read_horizontal(data: str, s) -> list[Item]:
     """One sentence a line, tokens separated by spaces."""
-    sents = [line.split() for line in data.splitlines() if line.strip()]
+    sents = [line.split() for line in lines(data) if line.strip()]
     return _token_items(sents, s)
 
 
 def read_vertical(data: str, s) -> list[Item]:
     """One token a line, an empty line after each sentence."""
     sents, cur = [], []
-    for line in data.splitlines():
+    for line in lines(data):
         if line.strip():
             cur.append(line.strip())
         elif cur:
@@ -97,8 +103,9 @@ def _check_counts(lengths: list[int], s) -> None:
 def parse_options(spec: str) -> dict[str, Any]:
     """UDPipe-style options "decoder=greedy;restarts=50" -> {"decoder": "greedy", ...}.
 
-    Values that read as integers or numbers become numbers; a bare word is ignored
-    (UDPipe component names such as "parser" are sent as empty values too).
+    Values that read as integers or numbers become numbers, `true` and `false` (any
+    case) booleans; a bare word is ignored (UDPipe component names such as "parser" are
+    sent as empty values too).
     """
     out: dict[str, Any] = {}
     for part in spec.replace(",", ";").split(";"):
@@ -106,8 +113,11 @@ def parse_options(spec: str) -> dict[str, Any]:
         if not part or "=" not in part:
             continue
         k, v = (x.strip() for x in part.split("=", 1))
-        out[k] = _number(v)
+        out[k] = _BOOLEANS[v.lower()] if v.lower() in _BOOLEANS else _number(v)
     return out
+
+
+_BOOLEANS = {"true": True, "false": False}
 
 
 def _number(v: str) -> Any:

@@ -22,6 +22,7 @@ from .dispatch import make_dispatcher
 from .errors import install_handlers
 from .middleware import (
     BodyLimitMiddleware,
+    ConcurrencyLimitMiddleware,
     InternalErrorMiddleware,
     MetricsMiddleware,
     RequestIdMiddleware,
@@ -75,7 +76,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(InternalErrorMiddleware)        # outside the body limit's 413
     app.add_middleware(MetricsMiddleware)
-    app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(ConcurrencyLimitMiddleware, limit=settings.max_connections)
+    app.add_middleware(RequestIdMiddleware)            # outermost: every answer has an id
     for r in (parse.router, process.router, udpipe.process_router):
         app.include_router(r, dependencies=[Depends(require_api_key)])
     app.include_router(admin.router, dependencies=[Depends(require_admin_key)])

@@ -1,5 +1,6 @@
-"""ASGI middleware: the request body size limit, the request latency metric, request ids
-and the JSON 500 for an unhandled error (keeping the connection open).
+"""ASGI middleware: the request body size limit, the number of requests at once, the
+request latency metric, request ids and the JSON 500 for an unhandled error (keeping
+the connection open).
 
 The body limit is enforced on the bytes as they arrive (a Content-Length above
 the limit is refused before reading), so an oversized body never sits in memory.
@@ -102,6 +103,31 @@ class BodyLimitMiddleware(_HttpMiddleware):
         except _TooLarge:
             if not sent.started:
                 await self._refuse(send, None)
+
+
+class ConcurrencyLimitMiddleware(_HttpMiddleware):
+    """At most `limit` requests at once, from a complete request head to the end of the
+    answer (a slow body counts, an idle connection does not: see app.connections);
+    beyond it 503 `overloaded` with Retry-After at once, rather than a wait."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        super().__init__(app)
+        self.limit = limit
+        self.active = 0
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.active >= self.limit:
+            resp = error_response(ServiceError(
+                "overloaded", f"{self.active} requests are being served, the limit is"
+                f" max_connections={self.limit}; retry shortly", limit="max_connections",
+                value=self.limit))
+            await resp(scope, receive, send)
+            return
+        self.active += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.active -= 1
 
 
 class InternalErrorMiddleware(_HttpMiddleware):

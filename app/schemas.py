@@ -101,7 +101,8 @@ class ParseResponse(BaseModel):
                             "head": 3, "deprel": "punct", "start": 11, "end": 12}]}]}]})
 
     model: str
-    version: str
+    version: str = Field(description="the version of the model that made the trees (two, "
+                                     "comma-separated, while workers of two versions serve)")
     decoder: str
     tagger: str | None = Field(None, description="the tagger that tagged the input; null when "
                                "the model has none")

@@ -17,6 +17,8 @@ import tempfile
 
 logger = logging.getLogger(__name__)
 
+DRAIN_S = 30     # on SIGTERM, requests in flight get this long (a container stop needs more)
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--redis-url", help="Redis URL (cache; job stream of the redis backend)")
@@ -30,7 +32,9 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _settings(args: argparse.Namespace, **extra):
-    from .core.config import Settings
+    """Settings from the environment and the flags; a value out of range is a
+    SettingsError (one line, exit code 2), not a traceback."""
+    from .core.config import load_settings
 
     over = {k: v for k, v in extra.items() if v is not None}
     if args.redis_url:
@@ -42,7 +46,7 @@ def _settings(args: argparse.Namespace, **extra):
     if args.models_dir:
         over["model_dirs"] = [*over.get("model_dirs", []), args.models_dir]
         over.setdefault("models", ["*"])
-    return Settings(**over)
+    return load_settings(**over)
 
 
 def add_serve(sub: argparse._SubParsersAction) -> None:
@@ -85,14 +89,30 @@ def _serve(args: argparse.Namespace) -> int:
             resolve(name, search_dirs=dirs)
     import uvicorn
 
+    from .connections import head_timeout_protocol
     from .main import create_app
 
+    _raise_open_files_limit()
     # log_config=None: uvicorn's loggers (the access log too) go through the root
-    # handler of worker.logsafe (bounded, escaped lines with the request id)
+    # handler of worker.logsafe (bounded, escaped lines with the request id). No
+    # limit_concurrency: it counted idle connections; requests are limited by
+    # ConcurrencyLimitMiddleware (max_connections) and heads by header_timeout_s.
     uvicorn.run(create_app(s), host=s.host, port=s.port, log_level="info", log_config=None,
-                limit_concurrency=s.max_connections,
-                timeout_graceful_shutdown=30)
+                http=head_timeout_protocol(s.header_timeout_s),
+                timeout_graceful_shutdown=DRAIN_S)
     return 0
+
+
+def _raise_open_files_limit(want: int = 65536) -> None:
+    """Soft RLIMIT_NOFILE up to the hard limit (at most `want`): every connection is a
+    file descriptor, and 1,024 (a common default) is soon reached by idle clients."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    new = want if hard == resource.RLIM_INFINITY else min(hard, want)
+    if soft != resource.RLIM_INFINITY and soft < new:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+        logger.info("open files limit raised from %d to %d", soft, new)
 
 
 def add_worker(sub: argparse._SubParsersAction) -> None:

@@ -10,6 +10,11 @@ rest to workers in jobs of at most `chunk_sentences` sentences (so several worke
 share one large request), stores what came back (unless its deadline hit: such a
 tree is not the seeded result) and records the workers' measurements in the
 metrics. Both /parse and /process go through here.
+
+A job names the model version it was planned for (the catalogue's, which is whatever
+worker reported last); the worker answers with the version it holds, and fresh trees
+are cached under that one: while workers of two versions serve (a reload, a rolling
+upgrade) an old model's tree is never stored as the new model's.
 """
 from __future__ import annotations
 
@@ -35,15 +40,30 @@ logger = logging.getLogger(__name__)
 
 AUTO = "auto"       # the tagger setting that means: the most accurate the model has
 
+# How long past a request's deadline the gateway waits for its trees before answering
+# 504 `deadline_exceeded` (issue 20: a client waits at most its deadline plus one
+# second; the rest of that second is for the answer's way back). Jobs that come late
+# decode each sentence with the least effort; past it, the worker stops the job.
+DEADLINE_GRACE_S = 0.8
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _CONTROL_TOKEN = re.compile("[\x00-\x1f\x7f-\x9f]")
+# Whitespace and the Default_Ignorable_Code_Point characters of Unicode
+# (DerivedCoreProperties.txt: zero-width spaces and joiners, bidi controls, BOM, word
+# joiner, soft hyphen, variation selectors, tags): a string of these alone shows nothing
+_INVISIBLE = re.compile("[\\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+                        "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff"
+                        "\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+                        "\U000e0000-\U000e0fff]*")
 
 
 def check_text(s: str, where: str, token: bool = False) -> None:
-    """Refuse empty strings, lone surrogates and control characters (422)."""
-    if not s.strip():
-        raise ServiceError("empty_token" if token else "empty_sentence", f"{where} is empty")
+    """Refuse empty or invisible-only strings, lone surrogates and control characters
+    (422)."""
+    if _INVISIBLE.fullmatch(s):
+        raise ServiceError("empty_token" if token else "empty_sentence", f"{where} is empty"
+                           + (" (only invisible characters)" if s.strip() else ""))
     m = _SURROGATE.search(s)
     if m:
         raise ServiceError("invalid_unicode", f"{where} holds a lone surrogate"
@@ -74,6 +94,20 @@ class Plan:
     deadline_at: float | None = None
     tagger: str | None = None          # None: the model has no tagger
     results: list[tuple[list[dict], bool]] = field(default_factory=list)
+    versions: set[str] = field(default_factory=set)    # of the models that made the trees
+
+    @property
+    def version(self) -> str:
+        """The model version that made the answer's trees (the catalogue's when none was
+        made, e.g. no tree yet); two, comma-separated, while two versions serve."""
+        return ", ".join(sorted(self.versions)) or self.info["version"]
+
+    def key_for(self, item: Item, version: str) -> str:
+        """The cache key of `item` had it been planned for model `version`."""
+        if version == self.info["version"]:
+            return item.key
+        return cache_key(self.model, version, self.decoder, self.budget, item.kind,
+                         item.payload, tagger=self.tagger)
 
 
 def items_from_sentences(sentences: list[str | list[str]], s: Settings) -> list[Item]:
@@ -252,6 +286,7 @@ class ParseService:
         for it in plan.items:
             first.setdefault(it.key, it)
         fresh: dict[str, list[dict]] = {}
+        made_by: dict[str, str] = {}       # key -> the model version that answered
         if todo:
             chunks = [todo[i:i + s.chunk_sentences] for i in range(0, len(todo),
                                                                      s.chunk_sentences)]
@@ -261,9 +296,11 @@ class ParseService:
             for chunk, reply in zip(chunks, replies):
                 if isinstance(reply, BaseException):
                     raise reply
-                for k, trees in zip(chunk, reply):
+                results, version = reply
+                for k, trees in zip(chunk, results):
                     fresh[k] = trees
-            store = {k: t for k, t in fresh.items()
+                    made_by[k] = version
+            store = {plan.key_for(first[k], made_by[k]): t for k, t in fresh.items()
                      if not any(tr["stats"].get("deadline_hit") for tr in t)}
             await self.cache.set_many(store)
             metrics.CACHE_UP.set(1 if self.cache.up else 0)
@@ -272,21 +309,49 @@ class ParseService:
                     metrics.observe_tree(plan.model, plan.decoder, tree)
         plan.results = [(fresh[it.key], False) if it.key in fresh else (hits[it.key], True)
                         for it in plan.items]
+        plan.versions = set(made_by.values()) | (
+            {plan.info["version"]} if len(fresh) < len(keys) else set())
         return plan
 
-    async def _submit(self, plan: Plan, items: list[Item]) -> list[list[dict]]:
+    async def _submit(self, plan: Plan, items: list[Item]) -> tuple[list[list[dict]], str]:
+        """The trees of `items` and the model version that made them. The job is waited
+        for until the request's deadline plus DEADLINE_GRACE_S (or request_timeout_s,
+        whichever comes first); it carries that time as `expires_at`, past which the
+        worker stops it between sentences."""
         s = self.settings
+        now = time.time()
+        wait = s.request_timeout_s
+        if plan.deadline_at is not None:
+            wait = min(wait, plan.deadline_at + DEADLINE_GRACE_S - now)
         job = {"id": uuid.uuid4().hex, "rid": REQUEST_ID.get(), "model": plan.model,
-               "decoder": plan.decoder, "tagger": plan.tagger,
+               "version": plan.info["version"], "decoder": plan.decoder, "tagger": plan.tagger,
                "budget": plan.budget, "deadline_at": plan.deadline_at,
-               "expires_at": time.time() + s.request_timeout_s,
+               "expires_at": now + wait,
                "limits": {"max_tokens_per_sentence": s.max_tokens_per_sentence,
                           "max_sentences": s.max_sentences},
                "items": [{"kind": it.kind, **it.payload} for it in items]}
-        reply = await self.dispatcher.submit(job, s.request_timeout_s)
+        try:
+            if wait <= 0:
+                raise ServiceError("timeout", "the deadline passed before the job was sent")
+            reply = await self.dispatcher.submit(job, wait)
+        except ServiceError as exc:
+            if exc.code == "timeout" and wait < s.request_timeout_s:
+                raise self._deadline_exceeded(plan) from None
+            raise
         if not reply.get("ok"):
             raise from_reply_error(reply.get("error", {}))
-        return reply["results"]
+        # workers that predate versioned replies answer without one: the planned version
+        return reply["results"], str(reply.get("version") or plan.info["version"])
+
+
+    def _deadline_exceeded(self, plan: Plan) -> ServiceError:
+        """504: the trees were not done by the deadline (the request's, else the cap)."""
+        asked = "deadline_ms" in plan.budget
+        limit = "deadline_ms" if asked else "deadline_cap_ms"
+        ms = plan.budget["deadline_ms"] if asked else self.settings.deadline_cap_ms
+        return ServiceError("deadline_exceeded", f"the trees were not done {DEADLINE_GRACE_S:g}"
+                            f" s after the deadline ({limit}={ms:g}); send fewer or shorter"
+                            " sentences, or allow more time", limit=limit, value=ms)
 
 
 async def client_gone(receive: Callable[[], Awaitable[dict]]) -> None:

@@ -21,7 +21,13 @@ from typing import Any
 import numpy as np
 
 from models.components import Components
-from models.graph.decoders import BUDGET_FIELDS, DECODER_DEFAULTS, DECODERS, BudgetError
+from models.graph.decoders import (
+    BUDGET_FIELDS,
+    DECODER_DEFAULTS,
+    DECODERS,
+    BudgetError,
+    remaining_budget,
+)
 
 SELECTIONAL = "selectional"  # the transition model's decoder (Choi & McCallum 2013)
 NEURAL = "neural"            # budget field of the graph decoders: weight of the arc scores
@@ -83,20 +89,21 @@ def _transition(c: Components, forms, lemmas, upos, xpos, budget: dict):
 
 def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
                  xpos: Sequence[str], lemmas: Sequence[str] | None, decoder: str,
-                 budget: dict, analysed: bool) -> Decision:
+                 budget: dict, analysed: bool, deadline: float | None = None) -> Decision:
     """Decode one tagged sentence; `analysed`: the analyser ran for its tags (the
-    accurate tagger), so its scores come at no extra cost."""
+    accurate tagger), so its scores come at no extra cost. `deadline`
+    (time.monotonic()) bounds the partner decoder and the decoder together."""
     budget = {**c.config.decoder_defaults.get(decoder, {}), **budget}
     neural = budget.pop(NEURAL, None)
     if decoder == SELECTIONAL:
         if neural is not None:
             raise BudgetError(f"{NEURAL} applies to the graph decoders only")
-        heads, deprels, score, stats = _transition(c, forms, lemmas, upos, xpos, budget)
+        heads, deprels, score, stats = _transition(c, forms, lemmas, upos, xpos,
+                                                   {**budget, **remaining_budget(deadline)})
         return Decision([int(h) for h in heads], list(deprels), float(score), dict(stats))
     if decoder == "bgi" and budget.get("ensemble_with") == SELECTIONAL \
             and c.transition is not None:
-        partner = {k: budget[k] for k in ("deadline_ms",) if k in budget}
-        other = _transition(c, forms, lemmas, upos, xpos, partner)[0]
+        other = _transition(c, forms, lemmas, upos, xpos, remaining_budget(deadline))[0]
         budget["ensemble_heads"] = [int(h) for h in other]
     weight = arc_weight(c, neural, analysed)
     t0 = time.perf_counter()
@@ -106,7 +113,8 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
         bonus = c.analyser.arc_bonus(analysis, weight)
         extra = analysis.arc_logp >= KEEP_LOGP
     arc_seconds = time.perf_counter() - t0
-    res = c.graph.parse(forms, upos, xpos, lemmas, decoder, budget, bonus, extra)
+    res = c.graph.parse(forms, upos, xpos, lemmas, decoder,
+                        {**budget, **remaining_budget(deadline)}, bonus, extra)
     stats = {**res.stats, NEURAL: weight}
     deprels, feats = res.deprels, None
     if analysis is not None:

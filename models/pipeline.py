@@ -17,7 +17,7 @@ from typing import Any
 from models.components import Components, load_components
 from models.conllu import Sentence
 from models.errors import ModelError
-from models.graph.decoders import BudgetError
+from models.graph.decoders import BudgetError, deadline_of
 from models.parse_policy import NEURAL, SELECTIONAL, decoders, parse_tagged
 from models.parsed import MultiwordToken, ParsedToken, ParsedTree, assemble, mark_tokens
 from models.registry import resolve
@@ -72,13 +72,15 @@ class Pipeline:
     def choose_tags(self, forms: Sequence[str], tagger: str = AUTO) -> tuple[list, list, list]:
         return self.tagging.choose_tags(forms, tagger)
 
-    def tokenize(self, text: str, split: bool = True) -> list[list]:
+    def tokenize(self, text: str, split: bool = True, limit: int | None = None
+                 ) -> list[list]:
         """Sentences of the words of raw text (`text.tokenizer.Token`: form, offsets,
-        multiword token, space after)."""
+        multiword token, space after); with `limit`, tokenizing stops past `limit`
+        tokens (see `Tokenizer.tokenize_sentence`)."""
         if self.c.tokenizer is None:
             raise ModelError(f"model {self.name} has no tokenizer: send pre-tokenized input")
         tok = self.c.tokenizer
-        sents = tok.tokenize(text) if split else [tok.tokenize_sentence(text)]
+        sents = tok.tokenize(text, limit) if split else [tok.tokenize_sentence(text, limit)]
         return [s for s in sents if s]
 
     def analyze_ahead(self, sentences: Sequence[Sequence[str]], tagger: str,
@@ -100,14 +102,15 @@ class Pipeline:
         if not forms:
             raise BudgetError("a sentence needs at least one word")
         t0 = time.perf_counter()
+        deadline = deadline_of(budget or {})      # covers re-tagging and every decoder
         tagger = self.tagging.resolve(tagger)
         tagged = upos is None or xpos is None
         if tagged:
-            upos, xpos, own = self.tagging.tag_for(forms, tagger, decoder)
+            upos, xpos, own = self.tagging.tag_for(forms, tagger, decoder, deadline)
             lemmas = lemmas or own
         tag_seconds = time.perf_counter() - t0
         d = parse_tagged(self.c, forms, upos, xpos, lemmas, decoder, budget or {},
-                         analysed=tagged and tagger == ACCURATE)
+                         analysed=tagged and tagger == ACCURATE, deadline=deadline)
         feats, agree = d.feats, False
         if feats is None and self.c.feats is not None:
             feats, agree = self.c.feats.predict(forms, upos, xpos), True

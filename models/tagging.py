@@ -8,6 +8,8 @@ parsing step, cf. Bohnet & Nivre 2012).
 """
 from __future__ import annotations
 
+import time
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -62,19 +64,22 @@ class Tagging:
         upos, xpos = self.tagger(tagger).tag(list(forms))
         return list(upos), list(xpos), self.lemmas(forms, upos, xpos)
 
-    def tag_for(self, forms: Sequence[str], tagger: str, decoder: str) -> Tags:
+    def tag_for(self, forms: Sequence[str], tagger: str, decoder: str,
+                deadline: float | None = None) -> Tags:
         """Tags for a parse with `decoder`: re-tagged by the parser for the decoders
         of the model's `tag_flips`, the tagger's own otherwise."""
         if decoder in self.flips.decoders:
-            return self.choose_tags(forms, tagger)
+            return self.choose_tags(forms, tagger, deadline)
         return self.tag(forms, tagger)
 
-    def choose_tags(self, forms: Sequence[str], tagger: str = FAST) -> Tags:
+    def choose_tags(self, forms: Sequence[str], tagger: str = FAST,
+                    deadline: float | None = None) -> Tags:
         """(upos, xpos, lemmas) like `tag`, except that where the tagger hesitates the
         parser decides: for the `flips` words of smallest margin below `margin`, in
         that order, the second-best tag is kept when the first-order MST tree it gives
         (over the arcs pruning keeps for the tagger's tags) scores higher under the
-        first-order (pruning) model, net of `weight` x the tagger's margin."""
+        first-order (pruning) model, net of `weight` x the tagger's margin. No word is
+        tried once `deadline` (time.monotonic()) has passed (issue 20)."""
         f = self.flips
         graph = self.c.graph
         if self.c.tagger is None or not f.flips or graph.pruner is None:
@@ -99,6 +104,8 @@ class Tagging:
         cur = best.copy()
         cur_score, allowed = score(cur)        # the variants are scored on the same arcs
         for i in order:
+            if deadline is not None and time.monotonic() >= deadline:
+                break
             alt = cur.copy()
             alt[i] = second[i]
             s = score(alt, allowed)[0] - f.weight * float(margin[i])

@@ -34,14 +34,45 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid` (children first), from /proc."""
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(") ", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], list(kids.get(pid, []))
+    while todo:
+        p = todo.pop(0)
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
 def stop_process(proc: subprocess.Popen, timeout: float = 20) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    """SIGTERM (the graceful stop), SIGKILL after `timeout`; then whatever it had
+    started and is still there (workers, the resource tracker) is killed too, so
+    nothing outlives the fixture that started it. (The processes stay in pytest's
+    process group, so a Ctrl-C or a `timeout` that signals the group reaches them.)"""
+    below = descendants(proc.pid) if proc.poll() is None else []
+    try:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+    finally:
+        for pid in below:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass                       # it exited with its parent, as it should
 
 
 # ---- a real model ----------------------------------------------------------------------
@@ -147,12 +178,14 @@ def redis_server():
     started: list[RedisServer] = []
 
     def start(port: int | None = None) -> RedisServer:
-        started.append(RedisServer(port).start())
-        return started[-1]
+        started.append(RedisServer(port))        # listed first: stopped even if start fails
+        return started[-1].start()
 
-    yield start
-    for s in started:
-        s.stop()
+    try:
+        yield start
+    finally:
+        for s in started:
+            s.stop()
 
 
 # ---- the service over real HTTP --------------------------------------------------------
@@ -178,7 +211,12 @@ class Server:
             try:
                 r = httpx.get(self.url + "/ready", timeout=5)
                 last = r.json()
-                if r.status_code == 200 and last["workers"]["workers_up"] >= workers:
+                # every decoder warm too: on a cold numba cache the slow ones compile
+                # after /ready turns 200 (worker/warm.py), and a test's deadline would
+                # be spent waiting for them
+                warm = all(set(m.get("warm", m["decoders"])) >= set(m["decoders"])
+                           for m in last.get("models", {}).values())
+                if r.status_code == 200 and last["workers"]["workers_up"] >= workers and warm:
                     return last
                 failing = failing + 1 if last["workers"].get("error") else 0
                 if failing > 25:             # a worker that cannot load its model
@@ -193,6 +231,7 @@ class Server:
 
 
 def start_process(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    """`python -m app.serve_cli ARGS`, logging to `log` (stop it with stop_process)."""
     full = dict(os.environ)
     full.pop("PROMETHEUS_MULTIPROC_DIR", None)
     full.update(env)
@@ -212,9 +251,11 @@ def stream_worker(model_dirs, tmp_path):
                                    tmp_path / f"worker{len(procs)}.log"))
         return procs[-1]
 
-    yield start
-    for p in procs:
-        stop_process(p)
+    try:
+        yield start
+    finally:
+        for p in procs:
+            stop_process(p)
 
 
 def _servers(model_dirs: list[str], tmp_path_factory):
@@ -232,7 +273,11 @@ def _servers(model_dirs: list[str], tmp_path_factory):
         srv = Server(proc, f"http://127.0.0.1:{port}", log)
         servers.append(srv)
         if wait:
-            srv.wait_ready(workers=workers if ready_workers is None else ready_workers)
+            try:
+                srv.wait_ready(workers=workers if ready_workers is None else ready_workers)
+            except BaseException:        # not ready: stopped now, whoever calls start
+                stop_process(proc)
+                raise
         return srv
 
     return start, servers
@@ -243,9 +288,11 @@ def serve(model_dirs, tmp_path_factory):
     """A factory: serve(workers=2, env={...}, args=[...]) -> a ready Server, stopped (with
     its workers) at the end of the test, so that few models are in memory at once."""
     start, servers = _servers(model_dirs, tmp_path_factory)
-    yield start
-    for s in servers:
-        stop_process(s.proc)
+    try:
+        yield start
+    finally:
+        for s in servers:
+            stop_process(s.proc)
 
 
 # Budgets the slow-request tests may ask for (the defaults cap restarts at 2000).
@@ -256,9 +303,11 @@ SLOW_CAPS = {"DEPTREE_MAX_RESTARTS": "10000", "DEPTREE_MAX_CONVERGE": "10000"}
 def server(model_dirs, tmp_path_factory):
     """The embedded default: local backend, two workers, in-process LRU cache."""
     start, servers = _servers(model_dirs, tmp_path_factory)
-    yield start(workers=2, env=SLOW_CAPS)
-    for s in servers:
-        stop_process(s.proc)
+    try:                                 # a setup that fails stops its server too
+        yield start(workers=2, env=SLOW_CAPS)
+    finally:
+        for s in servers:
+            stop_process(s.proc)
 
 
 def slow_tokens(n: int = 200) -> list[str]:
@@ -318,3 +367,27 @@ def ud_errors():
         return [str(e) for e in state.error_tracker if isinstance(e, Error)]
 
     return errors
+
+def wait_for(pred, timeout: float, what: str):
+    """pred()'s first true value, polled every 0.2 s; AssertionError naming `what`
+    after `timeout` seconds."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        got = pred()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError(f"not within {timeout}s: {what}")
+
+
+@pytest.fixture(name="wait_for", scope="session")
+def wait_for_fixture():
+    """wait_for, for test modules outside this directory."""
+    return wait_for
+
+
+@pytest.fixture(scope="session")
+def long_tokens():
+    """slow_tokens itself, for a length other than 200 (with several conftest modules
+    loaded, `from conftest import` may find another one)."""
+    return slow_tokens

@@ -1,12 +1,16 @@
 """Run one job on loaded models: the only place where the service calls a parser.
 
 `Engine` holds the models a worker serves (loaded once, kernels warmed at start,
-Parsito's per-worker workspace idea); `run(job)` tokenizes what needs it,
+Parsito's per-worker workspace idea; on a cold numba cache the slow decoders warm in
+the background, `worker/warm.py`); `run(job)` tokenizes what needs it,
 checks the per-sentence limits on what it tokenized, then decodes each sentence
 with the job's budget, tagging untagged input with the job's `tagger` (fast when a
 job from an older gateway has none). A request deadline (`deadline_at`, unix time)
-is turned into the remaining `deadline_ms` of each sentence, so a batch is answered
-in time.
+is shared out: each sentence's `deadline_ms` is its share, by tokens, of the time left
+(one long sentence does not take all of it), and it covers every stage of that
+sentence (`Pipeline.parse_words`). Between sentences the job stops when nobody waits
+for it any more: past `expires_at` (the gateway answers 504 then) or when `cancelled()`
+says its client has gone, so no job outlives its request by more than one sentence.
 """
 from __future__ import annotations
 
@@ -15,19 +19,25 @@ import math
 import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from models.pipeline import FAST, ParsedTree, Pipeline
 from models.registry import expand, resolve
+from models.warmup import load_pipelines
 
 from .config import WorkerConfig
 from .logsafe import REQUEST_ID
 from .protocol import JobError, LimitError, error_payload, rss_bytes
+from .warm import Warmer
+
+if TYPE_CHECKING:   # imported by load(): the gateway imports this module, never a kernel
+    from models.pipeline import ParsedTree, Pipeline
 
 logger = logging.getLogger(__name__)
 
+JOB_FIELDS = {"model": str, "decoder": str, "items": list}    # what every job has
 WARM_UP_WORDS = ["The", "quick", "brown", "fox", "jumped", "over", "the", "lazy", "dog", "."]
 
 
@@ -66,25 +76,48 @@ class Engine:
         self.sources: dict[str, str] = {}         # that name -> how the config named it
         self.served = 0
         self.started = time.time()
+        self.directories: list[str] = []
+        self.warmer: Warmer | None = None
+        self.on_warm: Callable[[], None] | None = None   # more decoders are warm
 
     # ---- start ---------------------------------------------------------------
     def load(self) -> None:
         dirs = [Path(d) for d in self.cfg.model_dirs]
-        for name in expand(self.cfg.models, dirs):
-            pipe = Pipeline.load(resolve(name, search_dirs=dirs))
+        names = expand(self.cfg.models, dirs)
+        self.directories = [str(resolve(name, search_dirs=dirs)) for name in names]
+        if self.cfg.warm_up:      # on a cold numba cache a helper compiles meanwhile
+            self.warmer = Warmer(self.directories, self._warm_changed)
+            self.warmer.begin()
+        for name, pipe in zip(names, load_pipelines(self.directories)):
             self.pipes[pipe.name] = pipe
             self.sources.setdefault(pipe.name, name)
 
     def warm_up(self) -> None:
-        """Parse a short sentence with every decoder so numba kernels are compiled (the
-        accurate tagger is numpy: nothing to compile)."""
-        for pipe in self.pipes.values():
-            for decoder in pipe.decoders():
-                if pipe.tokenizer is not None:
-                    pipe.parse_text(" ".join(WARM_UP_WORDS), decoder, {}, split=False)
-                else:
-                    pipe.parse_words(WARM_UP_WORDS, decoder, {}, upos=["X"] * 10,
-                                     xpos=["X"] * 10, lemmas=WARM_UP_WORDS)
+        """Compile (or load from numba's cache) the kernels of the front-end and of one
+        decoder now; the other decoders' too when the cache has them, else in the
+        background (`worker/warm.py`; `warm_decoders` says which are warm)."""
+        if self.warmer is None:
+            self.warmer = Warmer(self.directories, self._warm_changed)
+        self.warmer.start(list(self.pipes.values()))
+
+    def wait_warm(self, timeout: float | None = None) -> bool:
+        """Wait until every decoder is warm (see warm_up); whether they all are."""
+        return self.warmer is not None and self.warmer.wait(timeout)
+
+    def _warm_changed(self) -> None:
+        if self.on_warm is not None:
+            self.on_warm()
+
+    def warm_decoders(self) -> dict[str, list[str]]:
+        """Model -> its decoders whose kernels are loaded (a job for another one waits
+        while they compile)."""
+        if self.warmer is None:
+            return {key: [] for key in self.pipes}
+        return {key: self.warmer.warm_decoders(pipe) for key, pipe in self.pipes.items()}
+
+    def close(self) -> None:
+        if self.warmer is not None:
+            self.warmer.stop()
 
     def catalogue(self) -> dict[str, dict[str, Any]]:
         out = {}
@@ -112,12 +145,20 @@ class Engine:
         return None
 
     # ---- jobs ----------------------------------------------------------------
-    def run(self, job: dict) -> dict[str, Any]:
-        """A reply dict for `job`; never raises."""
+    def run(self, job: dict, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """A reply dict for `job`; never raises (whatever `job` is). `cancelled`, asked
+        between sentences, says whether the job's client has gone."""
+        if not isinstance(job, dict):
+            logger.error("a job that is not an object: %.200r", job)
+            return {"id": None, "ok": False, "worker": self.info(), "error": error_payload(
+                JobError("invalid_input", f"a job is an object, not {type(job).__name__}"))}
         REQUEST_ID.set(str(job.get("rid", "-"))[:64])
         try:
-            results = self._run(job)
-            reply = {"id": job.get("id"), "ok": True, "results": results}
+            results = self._run(job, cancelled)
+            # the version that made the trees, whatever the job was planned for: the
+            # gateway caches them under it (during a reload the two can differ)
+            reply = {"id": job.get("id"), "ok": True, "results": results,
+                     "version": self.pipes[job["model"]].version}
         except Exception as exc:  # every failure becomes a reply
             error = error_payload(exc)
             if error["kind"] == "internal":
@@ -129,7 +170,14 @@ class Engine:
         reply["worker"] = self.info()
         return reply
 
-    def _run(self, job: dict) -> list[list[dict]]:
+    def _run(self, job: dict, cancelled: Callable[[], bool] | None = None
+             ) -> list[list[dict]]:
+        from models.pipeline import FAST   # loaded by load()
+
+        for key, kind in JOB_FIELDS.items():
+            if not isinstance(job.get(key), kind):
+                raise JobError("invalid_input", f"the job's {key!r} is not a"
+                               f" {kind.__name__}: {job.get(key)!r:.100}")
         expires = job.get("expires_at")
         if expires is not None and time.time() > expires:
             raise JobError("expired", "the gateway stopped waiting for this job")
@@ -148,19 +196,31 @@ class Engine:
                              f" max_sentences={max_sents}", limit="max_sentences",
                              value=max_sents, got=n)
         decoder = job["decoder"]
+        if self.warmer is not None and decoder in pipe.decoders():
+            self.warmer.ensure(decoder)        # waits while its kernels compile
         tagger = job.get("tagger") or FAST
         budget = dict(job.get("budget") or {})
         deadline_at = job.get("deadline_at")
         fields = pipe.decoders().get(decoder, {}).get("fields", ())
         pipe.analyze_ahead([forms for sents in prepared for forms, tags, _ in sents
                             if tags is None], tagger, budget)
+        tokens_left = sum(len(forms) for sents in prepared for forms, _, _ in sents)
+        done = 0
         out = []
         for item, sents in zip(job["items"], prepared):
             text = item.get("text", "")
             trees = []
             for forms, tags, words in sents:
+                if cancelled is not None and cancelled():
+                    raise JobError("client_closed", f"the client left; stopped after {done}"
+                                   f" of {n} sentences")
+                if expires is not None and time.time() > expires:
+                    raise JobError("expired", f"the gateway stopped waiting for this job;"
+                                   f" stopped after {done} of {n} sentences")
                 if deadline_at is not None and "deadline_ms" in fields:
-                    budget["deadline_ms"] = max(1.0, (deadline_at - time.time()) * 1000.0)
+                    share = (deadline_at - time.time()) * len(forms) / tokens_left
+                    budget["deadline_ms"] = max(1.0, share * 1000.0)
+                tokens_left -= len(forms)
                 if words is not None:
                     tree = pipe.parse_tokens(words, text, decoder, budget, tagger=tagger)
                 elif tags is None:
@@ -169,6 +229,7 @@ class Engine:
                     tree = pipe.parse_words(forms, decoder, budget, upos=tags[0], xpos=tags[1],
                                             lemmas=tags[2])
                 trees.append(tree_dict(tree))
+                done += 1
             out.append(trees)
         return out
 
@@ -176,19 +237,25 @@ class Engine:
     def _prepare(pipe: Pipeline, item: dict, max_tokens: int, max_sents: int) -> list[tuple]:
         """[(forms, tags or None, words of raw text or None)] for one item, limits
         checked."""
-        kind = item["kind"]
+        kind = item.get("kind") if isinstance(item, dict) else None
         if kind in ("sentence", "document"):
             # every run of non-space characters is at least one token: refuse what is
-            # certainly over the limits before paying for tokenizing it
+            # certainly over the limits before paying for tokenizing it; the tokenizer
+            # then stops past the cap, so a text without spaces costs no more
             pieces = len(item["text"].split())
             cap = max_tokens if kind == "sentence" else max_tokens * max_sents
+            what = ("max_tokens_per_sentence" if kind == "sentence"
+                    else "max_sentences x max_tokens_per_sentence")
             if pieces > cap:
-                what = ("max_tokens_per_sentence" if kind == "sentence"
-                        else "max_sentences x max_tokens_per_sentence")
                 raise LimitError("too_many_tokens", f"the text has at least {pieces} tokens,"
                                  f" more than {what}={cap}", limit=what,
                                  value=cap, got=pieces)
-            sents = pipe.tokenize(item["text"], split=kind == "document")
+            sents = pipe.tokenize(item["text"], split=kind == "document", limit=cap)
+            n = sum(len(s) for s in sents)
+            if n > cap:
+                raise LimitError("too_many_tokens", f"the text has at least {n} tokens, more"
+                                 f" than {what}={cap} (tokenizing stopped there)",
+                                 limit=what, value=cap, got=n)
             if kind == "sentence":
                 sents = [[t for s in sents for t in s]]
             out = []

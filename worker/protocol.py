@@ -2,7 +2,8 @@
 
 A job (JSON-serialisable, so it travels over a pipe or a Redis stream):
 
-    {"id": "hex", "model": "en_ewt", "decoder": "greedy", "budget": {...},
+    {"id": "hex", "model": "en_ewt", "version": "1+...",   # the version it was planned for
+     "decoder": "greedy", "budget": {...},
      "tagger": "fast" | "accurate" | None,    # tags sentence, document and tokens items;
                                               # absent or None (older gateways): "fast"
      "deadline_at": unix time or None, "expires_at": unix time or None,
@@ -13,7 +14,8 @@ A job (JSON-serialisable, so it travels over a pipe or a Redis stream):
                {"kind": "tagged", "forms": [...], "upos": [...], "xpos": [...],
                 "lemmas": [...]}]}                           # tags kept
 
-A reply is {"id", "ok": True, "results": [[tree, ...] per item], "worker": {...}}
+A reply is {"id", "ok": True, "results": [[tree, ...] per item], "version": the
+version of the model that made them (the worker's, whatever the job's), "worker": {...}}
 or {"id", "ok": False, "error": {"kind", "code", "message", "limit", "value", "got"},
 "worker": {...}}. A tree is {"tokens": [{id, form, lemma, upos, xpos, head, deprel,
 feats, start?, end?, space_after?}], "multiword": [{first, last, form, start, end}],

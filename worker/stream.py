@@ -4,15 +4,22 @@ Keys, under a prefix P (default "deptree"):
   P:jobs            the stream; each entry {"job": json}; group "workers"
   P:reply:<job id>  list the reply is pushed to (expires after a minute)
   P:workers         set of live worker names; P:worker:<name> their heartbeat
-                    (pid, host, served, rss, busy entry), expiring after a few seconds
+                    (pid, host, served, rss, busy entry, warm decoders of each model),
+                    expiring after a few seconds
   P:models          hash model name -> catalogue entry (versions, decoders, labels)
+  P:dead            dead letters: stream entries that are no job (not JSON, not an
+                    object, no id), with the reason; the last DEAD_LETTERS are kept
+  P:cancel:<job id> set by the gateway when a job's client has gone or it stopped
+                    waiting: the worker holding the job stops before its next sentence
 
 A job is acknowledged (XACK + XDEL) only after its reply is pushed, so a worker
 that dies while holding one leaves it pending; the others take it over with
 XAUTOCLAIM once it has been idle `claim_idle_ms`. A live worker keeps its own
 entry fresh (XCLAIM JUSTID) while it decodes, so long jobs are not stolen. A job
 delivered more than `max_deliveries` times is answered with a "crashed" error
-instead of being tried again (a request that kills every worker).
+instead of being tried again (a request that kills every worker). An entry that is
+no job is acknowledged, deleted and dead-lettered, logged once: whatever is in the
+stream, no entry can stop a worker (or, redelivered, every worker in turn).
 
 On SIGTERM a worker takes no new job and ends the one it holds, its heartbeat still
 claiming it (so no other worker decodes it again), then leaves the worker set.
@@ -27,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing as mp
+import multiprocessing.connection
 import os
 import signal
 import socket
@@ -37,19 +45,36 @@ import time
 import redis
 
 from .config import WorkerConfig
-from .engine import Engine
 from .logsafe import configure_logging
 
 logger = logging.getLogger(__name__)
 
 GROUP = "workers"
 EXIT_STOP, EXIT_FATAL, EXIT_RECYCLE = 0, 2, 3
+DEAD_LETTERS = 1000          # P:dead keeps about this many entries (XADD MAXLEN ~)
 
 
 def keys(prefix: str) -> dict[str, str]:
     return {"stream": f"{prefix}:jobs", "workers": f"{prefix}:workers",
             "models": f"{prefix}:models", "worker": f"{prefix}:worker:",
-            "reply": f"{prefix}:reply:"}
+            "reply": f"{prefix}:reply:", "dead": f"{prefix}:dead",
+            "cancel": f"{prefix}:cancel:"}
+
+
+def job_of(fields: dict | None) -> dict | str:
+    """The job of a stream entry, or why the entry is none (a reason to dead-letter)."""
+    raw = (fields or {}).get("job")
+    if raw is None:
+        return "no 'job' field"
+    try:
+        job = json.loads(raw)
+    except (TypeError, ValueError) as exc:
+        return f"'job' is not JSON ({exc})"
+    if not isinstance(job, dict):
+        return f"'job' is JSON {type(job).__name__}, not an object"
+    if not isinstance(job.get("id"), str) or not job["id"]:
+        return "the job has no string 'id'"
+    return job
 
 
 def ensure_group(r: redis.Redis, stream: str) -> None:
@@ -64,6 +89,8 @@ class StreamWorker:
     def __init__(self, cfg: WorkerConfig, redis_url: str, prefix: str = "deptree",
                  name: str | None = None, claim_idle_ms: int = 5000, max_deliveries: int = 3,
                  block_ms: int = 1000, heartbeat_s: float | None = None) -> None:
+        from .engine import Engine   # here: the gateway imports this module, never a kernel
+
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
         self.engine = Engine(cfg, name=self.name)
         self.url = redis_url
@@ -89,6 +116,7 @@ class StreamWorker:
                 self.engine.warm_up()
         except Exception:  # a worker that cannot load its models stops
             logger.exception("cannot start worker %s", self.name)
+            self.engine.close()
             return EXIT_FATAL
         r = self._client()
         hb = threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True)
@@ -114,7 +142,13 @@ class StreamWorker:
                                         block=self.block_ms)
                     entries = resp[0][1] if resp else []
                 for entry_id, fields in entries:
-                    self._handle(r, entry_id, fields)
+                    try:
+                        self._handle(r, entry_id, fields)
+                    except redis.RedisError:
+                        raise
+                    except Exception as exc:  # a bug, or an entry nobody foresaw: never fatal
+                        logger.exception("worker %s: entry %s failed", self.name, entry_id)
+                        self._dead_letter(r, entry_id, fields, f"{type(exc).__name__}: {exc}")
             except redis.RedisError as exc:
                 logger.warning("worker %s: redis error (%s); retrying in 1s", self.name, exc)
                 published = False
@@ -135,6 +169,7 @@ class StreamWorker:
             r.delete(self.k["worker"] + self.name)
         except redis.RedisError:
             pass
+        self.engine.close()
         return code
 
     def _reclaim(self, r: redis.Redis) -> list:
@@ -149,9 +184,12 @@ class StreamWorker:
             pend = r.xpending_range(self.k["stream"], GROUP, min=entry_id, max=entry_id, count=1)
             times = pend[0]["times_delivered"] if pend else 1
             logger.warning("worker %s reclaimed %s (delivery %d)", self.name, entry_id, times)
+            job = job_of(fields)
+            if isinstance(job, str):
+                self._dead_letter(r, entry_id, fields, job)
+                continue
             if times > self.max_deliveries:
-                job = json.loads(fields["job"])
-                reply = {"id": job.get("id"), "ok": False, "worker": self.engine.info(),
+                reply = {"id": job["id"], "ok": False, "worker": self.engine.info(),
                          "error": {"kind": "crashed", "code": "worker_crashed",
                                    "message": f"the job was tried {times - 1} times and every"
                                               " worker holding it died"}}
@@ -161,19 +199,48 @@ class StreamWorker:
         return out
 
     def _handle(self, r: redis.Redis, entry_id: str, fields: dict) -> None:
-        try:
-            job = json.loads(fields["job"])
-        except (KeyError, TypeError, ValueError):
-            logger.error("dropping malformed stream entry %s", entry_id)
-            r.xack(self.k["stream"], GROUP, entry_id)
-            r.xdel(self.k["stream"], entry_id)
+        job = job_of(fields)
+        if isinstance(job, str):
+            self._dead_letter(r, entry_id, fields, job)
             return
         self.current = entry_id
         try:
-            reply = self.engine.run(job)
+            reply = self.engine.run(job, cancelled=self._cancel_check(r, job["id"]))
         finally:
             self.current = None
         self._reply(r, entry_id, job, reply)
+
+    def _cancel_check(self, r: redis.Redis, job_id: str, every_s: float = 0.2):
+        """`cancelled` for Engine.run: whether P:cancel:<job id> exists, asked of Redis
+        at most every `every_s` (a Redis error counts as "not cancelled")."""
+        key = self.k["cancel"] + job_id
+        last = [float("-inf"), False]
+
+        def cancelled() -> bool:
+            if not last[1] and time.monotonic() - last[0] >= every_s:
+                last[0] = time.monotonic()
+                try:
+                    last[1] = bool(r.exists(key))
+                except redis.RedisError:
+                    pass
+            return last[1]
+        return cancelled
+
+    def _dead_letter(self, r: redis.Redis, entry_id: str, fields, reason: str) -> None:
+        """Acknowledge and delete an entry that is no job, keeping it (cut to 2,000
+        characters) and the reason in P:dead; logged once, as it is never redelivered."""
+        logger.error("worker %s: stream entry %s is no job (%s); dead-lettered as %s",
+                     self.name, entry_id, reason, self.k["dead"])
+        try:
+            kept = json.dumps(fields, ensure_ascii=False, default=repr)[:2000]
+        except (TypeError, ValueError):
+            kept = repr(fields)[:2000]
+        pipe = r.pipeline()
+        pipe.xadd(self.k["dead"], {"entry": entry_id, "reason": reason[:500], "fields": kept,
+                                   "worker": self.name}, maxlen=DEAD_LETTERS, approximate=True)
+        pipe.xack(self.k["stream"], GROUP, entry_id)
+        pipe.xdel(self.k["stream"], entry_id)
+        pipe.execute()
 
     def _reply(self, r: redis.Redis, entry_id: str, job: dict, reply: dict) -> None:
         key = self.k["reply"] + str(job.get("id"))
@@ -192,7 +259,8 @@ class StreamWorker:
             try:
                 info = self.engine.info()
                 info.update(host=socket.gethostname(), busy=self.current,
-                            models=sorted(self.engine.pipes))
+                            models=sorted(self.engine.pipes),
+                            warm=self.engine.warm_decoders())
                 pipe = r.pipeline()
                 pipe.set(self.k["worker"] + self.name, json.dumps(info), ex=ttl)
                 pipe.sadd(self.k["workers"], self.name)
@@ -209,13 +277,29 @@ class StreamWorker:
 def run_stream_worker(cfg: dict, redis_url: str, prefix: str, name: str | None = None,
                       claim_idle_ms: int = 5000, max_deliveries: int = 3,
                       log_level: int = logging.INFO) -> None:
-    """Process entry: run one StreamWorker until stopped; exit code says why it ended."""
+    """Process entry: run one StreamWorker until stopped; exit code says why it ended.
+    It also stops (as on SIGTERM) when the process that started it dies, even by
+    SIGKILL: an orphan would go on taking jobs beside the replacement a supervisor
+    starts."""
     configure_logging(log_level)
     w = StreamWorker(WorkerConfig.from_dict(cfg), redis_url, prefix, name=name,
                      claim_idle_ms=claim_idle_ms, max_deliveries=max_deliveries)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: w.stop.set())
+    parent = mp.parent_process()
+    if parent is not None:
+        threading.Thread(target=_stop_with_parent, args=(parent, w.stop), name="parent-watch",
+                         daemon=True).start()
     sys.exit(w.run())
+
+
+def _stop_with_parent(parent, stop: threading.Event) -> None:
+    """Set `stop` once `parent` has exited: its sentinel (the spawn pipe, whose other
+    end only the parent holds) reads EOF then, however the parent died."""
+    mp.connection.wait([parent.sentinel])
+    if not stop.is_set():
+        logger.warning("the parent process %s exited; this worker stops", parent.pid)
+        stop.set()
 
 
 def run_supervised(cfg: WorkerConfig, redis_url: str, prefix: str = "deptree",

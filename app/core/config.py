@@ -14,10 +14,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from models.errors import DeptreeError
+
 logger = logging.getLogger(__name__)
+
+
+MIN_KEY_CHARS = 16
 
 
 class Settings(BaseSettings):
@@ -58,6 +63,9 @@ class Settings(BaseSettings):
     cache: bool = True
     cache_ttl_s: int = Field(86400, ge=1)
     cache_lru_size: int = Field(10000, ge=0, description="in-process LRU entries (no Redis)")
+    cache_lru_bytes: int = Field(256 * 2**20, ge=0,
+                                 description="in-process LRU memory in bytes (no Redis): the "
+                                             "cached JSON, keys and bookkeeping")
     redis_timeout_s: float = Field(0.25, gt=0)
     redis_retry_s: float = Field(2.0, ge=0, description="after an outage, retry Redis after")
     redis_maxmemory: str | None = Field(None, description='CONFIG SET maxmemory, e.g. "256mb"')
@@ -66,7 +74,8 @@ class Settings(BaseSettings):
         False, description="report not ready (503) while the Redis cache is down")
     api_key: str | None = Field(
         None, description="when set, /parse and /process need it in the X-API-Key header "
-                          "(or as 'Authorization: Bearer KEY'); compared in constant time")
+                          "(or as 'Authorization: Bearer KEY'); compared in constant time. "
+                          "At least 16 characters: an empty value is an error, not 'no key'")
     admin_key: str | None = Field(
         None, description="admin actions (POST /admin/...) need it in the X-Admin-Key header;"
                           " unset: admin actions are refused. Must differ from api_key")
@@ -78,9 +87,14 @@ class Settings(BaseSettings):
 
     # ---- limits --------------------------------------------------------------
     max_connections: int = Field(
-        1000, ge=1, description="open connections at once (uvicorn's limit_concurrency); "
-                                "beyond it new requests get 503, so slow clients cannot "
-                                "exhaust the gateway")
+        1000, ge=1, description="requests at once, from a complete request head to the end "
+                                "of the answer (a slow body counts); beyond it new requests "
+                                "get 503 `overloaded` at once, so slow clients cannot "
+                                "exhaust the gateway. Connections that have sent no request "
+                                "do not count: they are closed after header_timeout_s")
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="close a connection that has not sent a complete request "
+                                "head this long after it opened (or after its last answer)")
     max_sentences: int = Field(256, ge=1)
     max_tokens_per_sentence: int = Field(250, ge=1)
     max_chars: int = Field(1_000_000, ge=1)
@@ -109,8 +123,14 @@ class Settings(BaseSettings):
     def _separate_keys(self) -> "Settings":
         if self.admin_key is not None and self.admin_key == self.api_key:
             raise ValueError("admin_key must differ from api_key")
-        if self.admin_key is not None and len(self.admin_key) < 16:
-            raise ValueError("admin_key must be at least 16 characters")
+        # An empty key (DEPTREE_API_KEY= from an unset shell variable) would otherwise
+        # read as "no key" and leave /parse open: refuse it, as a short one.
+        for name in ("api_key", "admin_key"):
+            key = getattr(self, name)
+            if key is not None and len(key) < MIN_KEY_CHARS:
+                raise ValueError(f"{name} must be at least {MIN_KEY_CHARS} characters"
+                                 + (" (it is empty: unset DEPTREE_" + name.upper()
+                                    + " to turn it off)" if not key else ""))
         return self
 
     def budget_caps(self) -> dict[str, tuple[str, float]]:
@@ -120,6 +140,23 @@ class Settings(BaseSettings):
                 "beam": ("max_beam", self.max_beam),
                 "samples": ("max_samples", self.max_samples),
                 "deadline_ms": ("deadline_cap_ms", self.deadline_cap_ms)}
+
+
+class SettingsError(DeptreeError):
+    """A DEPTREE_* setting (or a flag) out of range, as one line per problem."""
+
+
+def load_settings(**over: Any) -> Settings:
+    """Settings(**over), with a validation error turned into a SettingsError."""
+    try:
+        return Settings(**over)
+    except ValidationError as exc:
+        problems = []
+        for e in exc.errors():
+            where = ".".join(str(p) for p in e["loc"])
+            msg = e["msg"].removeprefix("Value error, ")
+            problems.append(f"{where}: {msg}" if where else msg)
+        raise SettingsError("invalid settings: " + "; ".join(problems)) from None
 
 
 @lru_cache

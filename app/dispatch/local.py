@@ -9,7 +9,8 @@ A worker is recycled when its reply says it passed `max_requests` or the RSS
 ceiling: a replacement is started first and the old worker keeps serving until
 the replacement is warm, then it is stopped while idle, so no job is dropped.
 Workers are started with the "spawn" method (no fork of a threaded gateway). A job
-whose client hung up (or timed out) leaves the queue; one a worker holds runs on.
+whose client hung up (or timed out) leaves the queue; one a worker holds is sent a
+cancel and stops before its next sentence.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from worker.local import run_local_worker
 
 from .. import metrics
 from ..errors import ServiceError
-from .base import Dispatcher
+from .base import Dispatcher, with_warm
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class _Handle:
         self.replacement: _Handle | None = None   # a warming worker that will take over
         self.retire = False
         self.fatal: str | None = None
+        self.warm: dict[str, list[str]] | None = None   # model -> decoders compiled
 
 
 class LocalDispatcher(Dispatcher):
@@ -138,14 +140,19 @@ class LocalDispatcher(Dispatcher):
     # ---- events ----------------------------------------------------------------
     def _on_message(self, h: _Handle, msg: dict) -> None:
         kind = msg.get("type")
-        if kind == "hello":
+        if kind in ("hello", "warm"):
+            h.warm = msg.get("warm")
+        if kind == "warm":
+            logger.info("worker %s: warm decoders %s", h.name, h.warm)
+        elif kind == "hello":
             h.state = "idle"
             h.rss = msg["worker"]["rss_bytes"]
             self._catalogue = msg["catalogue"]
             self._crashes = 0
             self.error = None
             metrics.set_worker(h.name, True, h.rss, 0)
-            logger.info("worker %s is warm (%.1fs)", h.name, time.monotonic() - h.started)
+            logger.info("worker %s is ready (%.1fs; warm: %s)", h.name,
+                        time.monotonic() - h.started, h.warm)
             old = next((o for o in self.handles if o.replacement is h), None)
             if old is not None:
                 self.handles[self.handles.index(old)] = h
@@ -266,19 +273,23 @@ class LocalDispatcher(Dispatcher):
             raise
 
     def _withdraw(self, job: dict, fut: asyncio.Future) -> None:
-        """Nobody waits for this job any more: a queued job is dropped; a held one runs
-        to its end (a worker cannot be interrupted) and its reply is ignored."""
+        """Nobody waits for this job any more: a queued job is dropped; the worker
+        holding one is told to stop it between sentences (its reply is ignored)."""
         try:
             self.pending.remove((job, fut))
         except ValueError:
             pass
+        for h in self.handles + [h.replacement for h in self.handles if h.replacement]:
+            if h.ticket is not None and h.ticket[0] is job:
+                self._send(h, {"type": "cancel", "id": job["id"]})
         if not fut.done():
             fut.cancel()
         metrics.QUEUE_DEPTH.set(len(self.pending))
 
     # ---- reporting -------------------------------------------------------------
     def catalogue(self) -> dict[str, dict[str, Any]]:
-        return self._catalogue
+        return with_warm(self._catalogue, [h.warm for h in self.handles
+                                           if h.state in ("idle", "busy")])
 
     def status(self) -> dict[str, Any]:
         up = [h for h in self.handles if h.state in ("idle", "busy")]

@@ -9,9 +9,11 @@ the workers published and the group's backlog once a second for /ready, /models
 and the queue-depth gauge.
 
 Faults: a Redis outage shorter than OUTAGE_GRACE_S (a restart) is ridden out by
-sending the job again, longer it is a 503; a job whose client hung up is deleted
-from the stream. The reply is awaited in short BLPOPs: redis-py 8 reads with a 5 s
-socket timeout by default, which ended longer waits with a 503.
+sending the job again, longer it is a 503; a job whose client hung up, or that
+the gateway stopped waiting for, is deleted from the stream and marked cancelled
+(the worker holding it stops before its next sentence). The reply is awaited in
+short BLPOPs: redis-py 8 reads with a 5 s socket timeout by default, which ended
+longer waits with a 503.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from worker.stream import EXIT_FATAL, GROUP, keys, run_stream_worker
 
 from .. import metrics
 from ..errors import ServiceError
-from .base import Dispatcher
+from .base import Dispatcher, with_warm
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +74,7 @@ class RedisDispatcher(Dispatcher):
         self.error: str | None = None
         self._task: asyncio.Task | None = None
         self._workers_seen = float("-inf")      # monotonic time workers were last seen
+        self._ignored: set[tuple[str, str]] = set()   # malformed values already logged
         self.stopping = False
 
     async def start(self) -> None:
@@ -135,9 +138,11 @@ class RedisDispatcher(Dispatcher):
                     self.error = "a local stream worker cannot load its models (see its log)"
             try:
                 await self._refresh()
-            except (RedisError, OSError, ValueError) as exc:
+            except (RedisError, OSError) as exc:
                 self.error = f"redis: {exc}"
                 self._workers = []
+            except Exception:         # a bug must not stop the monitor: /ready would go stale
+                logger.exception("the worker monitor failed; it goes on")
             await asyncio.sleep(1.0)
 
     async def _refresh(self) -> None:
@@ -150,7 +155,9 @@ class RedisDispatcher(Dispatcher):
                 await c.srem(self.k["workers"], n)
                 metrics.set_worker(n, False)
                 continue
-            info = json.loads(raw)
+            info = self._object(raw, f"heartbeat of worker {n!r}")
+            if info is None:
+                continue
             info["name"] = n
             workers.append(info)
             metrics.set_worker(n, True, info.get("rss_bytes"), info.get("served"))
@@ -159,7 +166,10 @@ class RedisDispatcher(Dispatcher):
             self._workers_seen = time.monotonic()
         models = await c.hgetall(self.k["models"])
         if models or not workers:   # after a Redis restart the workers publish them again
-            self._catalogue = {name: json.loads(v) for name, v in models.items()}
+            cat = {name: self._object(v, f"catalogue entry {name!r}")
+                   for name, v in models.items()}
+            self._catalogue = {name: info for name, info in cat.items()
+                               if info is not None and isinstance(info.get("decoders"), dict)}
         depth = 0
         try:
             groups = await c.xinfo_groups(self.k["stream"])
@@ -173,6 +183,22 @@ class RedisDispatcher(Dispatcher):
         metrics.WORKERS_UP.set(len(workers))
         if not any(not p.is_alive() and p.exitcode == EXIT_FATAL for p in self.procs):
             self.error = None
+
+    def _object(self, raw: str, what: str) -> dict | None:
+        """A JSON object read from Redis, or None (logged once per value) if it is none:
+        whatever another client wrote there, the monitor goes on."""
+        try:
+            value = json.loads(raw)
+        except (TypeError, ValueError):
+            value = None
+        if isinstance(value, dict):
+            return value
+        if (what, raw) not in self._ignored:
+            if len(self._ignored) > 1000:
+                self._ignored.clear()
+            self._ignored.add((what, raw))
+            logger.warning("ignoring the %s: not a JSON object: %.200r", what, raw)
+        return None
 
     async def submit(self, job: dict[str, Any], timeout: float) -> dict[str, Any]:
         """XADD the job and wait for its reply. A short Redis outage (a restart, a network
@@ -215,7 +241,10 @@ class RedisDispatcher(Dispatcher):
         if res is None:
             raise ServiceError("timeout", f"no answer within {timeout:g} s",
                                limit="request_timeout_s", value=timeout)
-        return json.loads(res[1])
+        reply = self._object(res[1], f"reply to job {job['id']}")
+        if reply is None:
+            raise ServiceError("dispatch_unavailable", "the reply to the job is unreadable")
+        return reply
 
     async def _send_and_wait(self, job: dict[str, Any], key: str, end: float):
         """XADD, then BLPOP the reply in slices (each shorter than the socket timeout, so a
@@ -226,20 +255,25 @@ class RedisDispatcher(Dispatcher):
                 res = await self.client.blpop([key], timeout=max(0.01, min(left, BLPOP_SLICE_S)))
                 if res is not None:
                     return res
-            return None
         except asyncio.CancelledError:       # the client hung up: no worker should start it
-            await self._withdraw(entry)
+            await self._withdraw(entry, job["id"])
             raise
+        await self._withdraw(entry, job["id"])        # timed out: nobody waits any more
+        return None
 
-    async def _withdraw(self, entry: str) -> None:
-        """Delete a job nobody waits for; a worker already holding it finishes it."""
+    async def _withdraw(self, entry: str, job_id: str) -> None:
+        """Delete a job nobody waits for and mark it cancelled: a worker already
+        holding it stops before its next sentence."""
         try:
-            await self.client.xdel(self.k["stream"], entry)
+            pipe = self.client.pipeline(transaction=False)
+            pipe.xdel(self.k["stream"], entry)
+            pipe.set(self.k["cancel"] + job_id, 1, ex=60)
+            await pipe.execute()
         except (RedisError, OSError) as exc:
             logger.debug("cannot withdraw job %s: %s", entry, exc)
 
     def catalogue(self) -> dict[str, dict[str, Any]]:
-        return self._catalogue
+        return with_warm(self._catalogue, [w.get("warm") for w in self._workers])
 
     def status(self) -> dict[str, Any]:
         return {"backend": self.backend, "workers_up": len(self._workers),

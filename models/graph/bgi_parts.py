@@ -28,7 +28,18 @@ PART_ARC_ONLY = -1  # `ptype` of a plain arc part (weight read from S)
 GATHER_CHUNK = 8192  # feature indices hashed before their weights are looked up
 
 
-@njit(cache=True, _nrt=False)
+# explicit signatures: `_enum` calls `_emit` with ~20 mixes of literal and int64
+# arguments, and `build_parts` calls both with fill False and True; each mix was
+# a compile of its own (24 of `_emit`)
+_PART_ROWS = "int64[::1], int64[:, ::1], int64[:, ::1], float64[::1]"   # ptype, pabcd, parcs, p
+_SIG_EMIT = f"int64(int64, boolean, {', '.join(['int64'] * 8)}, {_PART_ROWS}, float64)"
+_SIG_ENUM = f"int64(boolean[:, ::1], int64, boolean, {_PART_ROWS}, float64, int64[::1], boolean)"
+_SIG_GATHER = ("void(int64, int64, int64[::1], int64[:, ::1], float64[:, ::1], float32[::1], "
+               "int64[::1], int64[::1], int64[::1], int64[::1], float64[::1], int64[::1], "
+               "float64[::1])")
+
+
+@njit(_SIG_EMIT, cache=True, _nrt=False)
 def _emit(k, fill, pt, a, b, c, d, a1, a2, a3, ptype, pabcd, parcs, p, min_prob):
     """Write one part (unless fill is False) if the product of its arcs'
     probabilities reaches min_prob; return the new count."""
@@ -47,7 +58,7 @@ def _emit(k, fill, pt, a, b, c, d, a1, a2, a3, ptype, pabcd, parcs, p, min_prob)
     return k + 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_ENUM, cache=True, _nrt=False)
 def _enum(allowed, order, fill, ptype, pabcd, parcs, p, min_prob, ch, markers):
     """Enumerate the parts over allowed arcs (count only unless fill); rows of
     parcs are arc ids, -1 padded. Plain arc parts are always kept; the others
@@ -135,7 +146,7 @@ def _enum(allowed, order, fill, ptype, pabcd, parcs, p, min_prob, ch, markers):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_GATHER, cache=True, _nrt=False)
 def _gather(lo, hi, ptype, pabcd, S, weights, idx, off, key, memo_keys, memo_vals, memo_fill,
             w):
     """Second phase of `_score_parts` for parts lo..hi-1: sum their weights (features

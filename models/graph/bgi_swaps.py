@@ -31,7 +31,7 @@ def _local(heads, hs, nh, bs, nb, order, S, attrs, upos_prefix, weights, mask, m
     return t
 
 
-@njit(cache=True, _nrt=False)
+@njit("int64(int64[::1], int64, int64)", cache=True, _nrt=False)
 def _push(arr, k, x):
     for i in range(k):
         if arr[i] == x:

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from .features import MAX_FEATURES
-from .scoring import NO_HEAD, bigram_score, head_score
+from .scoring import NO_HEAD, SCORING_ARGS, bigram_score, head_score
 from .wilson import sample_tree
 
 _EPS = 1e-9
@@ -79,7 +79,12 @@ def _depths(heads, depth):
             k -= 1
 
 
-@njit(cache=True, _nrt=False)
+# callers pass literal counts (4, 5) and int64 ones: one explicit signature, one compile
+_SIG_LOCAL = (f"float64(int64[::1], int64[::1], int64, int64[::1], int64, int64, float64[:, ::1], "
+              f"{SCORING_ARGS}, int64[:, ::1], uint64[::1])")
+
+
+@njit(_SIG_LOCAL, cache=True, _nrt=False)
 def _local(heads, hs, nh, ms, nm, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf):
     """Sum of head_score over the distinct heads hs[:nh] and bigrams at ms[:nm]."""
     t = 0.0
@@ -100,7 +105,7 @@ def _local(heads, hs, nh, ms, nm, order, S, attrs, up, w, mask, mk, mv, mf, part
     return t
 
 
-@njit(cache=True, _nrt=False)
+@njit("float64(float64[::1], int64[::1], int64)", cache=True, _nrt=False)
 def _distinct_sum(vals, idx, k):
     t = 0.0
     for i in range(k):
@@ -312,7 +317,11 @@ def greedy_search(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, m
                   seed_state, restarts, converge, deadline=None, chunk=8, max_optima=256,
                   start=None):
     """Restart loop with a deadline (time.monotonic() value or None); `start`, if
-    given, is the tree the first restart climbs from."""
+    given, is the tree the first restart climbs from. At most `chunk` restarts per
+    kernel call; with a deadline the first call makes one, the next as many as fit a
+    quarter of the time left at the pace seen (on a long sentence eight restarts can
+    take most of a second: the deadline is overrun by about one restart, not eight).
+    The chunking does not change the trees, only where a deadline can cut."""
     n1 = S.shape[0]
     mk, mv, mf = memo
     best = np.full(n1, -1, dtype=np.int64)
@@ -324,15 +333,21 @@ def greedy_search(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, m
     opt_counts = np.zeros(cap, dtype=np.int64)
     deadline_hit = False
     first = np.full(n1, -2, dtype=np.int64) if start is None else np.asarray(start, np.int64)
+    size = chunk if deadline is None else 1
     while True:
+        t0 = time.monotonic()
         done = greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w,
-                            np.uint64(mask), mk, mv, mf, seed_state, restarts, converge, chunk,
+                            np.uint64(mask), mk, mv, mf, seed_state, restarts, converge, size,
                             best, stats, opt_hashes, opt_heads, opt_scores, opt_counts, first)
         if done:
             break
-        if deadline is not None and time.monotonic() >= deadline:
-            deadline_hit = True
-            break
+        if deadline is not None:
+            now = time.monotonic()
+            if now >= deadline:
+                deadline_hit = True
+                break
+            pace = (now - t0) / size                    # seconds per restart
+            size = chunk if pace <= 0 else int(min(chunk, max(1, (deadline - now) / (4 * pace))))
     k = min(int(stats[4]), cap)
     best[0] = -1
     return GreedyResult(

@@ -19,10 +19,7 @@ from .confidence import (
     optima_confidence,
     sample_confidence,
 )
-from .decode_bgi import run_bgi
-from .decode_greedy import greedy_search
 from .decode_mst import decode_mst
-from .decode_sampling import PROPOSALS, sampling_search
 from .rng import new_state
 from .scoring import new_memo, tree_score
 from .search_space import build_search_space
@@ -76,6 +73,16 @@ def deadline_of(budget: dict) -> float | None:
     return time.monotonic() + ms / 1000.0
 
 
+def remaining_budget(deadline: float | None) -> dict:
+    """The budget of a stage that must end by `deadline` (time.monotonic(); None: no
+    deadline): {"deadline_ms": what is left of it, at least a microsecond, so a late
+    stage takes its least step}. How one deadline covers tagging, a partner decoder and
+    the main decoder of one sentence."""
+    if deadline is None:
+        return {}
+    return {"deadline_ms": max(1e-3, (deadline - time.monotonic()) * 1000.0)}
+
+
 def _choice(budget: dict, name: str, default: str, choices: tuple[str, ...]) -> str:
     """One of `choices` (a decoder option such as `init` or `proposal`)."""
     v = budget.get(name, default)
@@ -115,6 +122,8 @@ def decode_greedy(sc: Scorer, budget: dict) -> Decoded:
     extension) climbs first from the exact first-order tree, then from
     first-order weighted random trees.
     """
+    from .decode_greedy import greedy_search  # see _lazy_decoders below
+
     restarts = _int(budget, "restarts", GREEDY_DEFAULTS["restarts"], *GREEDY_LIMITS["restarts"])
     converge = _int(budget, "converge", GREEDY_DEFAULTS["converge"], *GREEDY_LIMITS["converge"])
     seed = _int(budget, "seed", GREEDY_DEFAULTS["seed"], *GREEDY_LIMITS["seed"])
@@ -170,6 +179,8 @@ def decode_sampling(sc: Scorer, budget: dict) -> Decoded:
     that leave its score unchanged, and the best tree of `chains` chains wins.
     The first-order model (sc.first_order, else S) gives the start tree (its
     MST over the allowed arcs) and the random walk's weights."""
+    from .decode_sampling import PROPOSALS, sampling_search  # see _lazy_decoders below
+
     d, lim = SAMPLING_DEFAULTS, SAMPLING_LIMITS
     samples = _int(budget, "samples", d["samples"], *lim["samples"])
     converge = _int(budget, "converge", d["converge"], *lim["converge"])
@@ -232,6 +243,8 @@ def decode_bgi(sc: Scorer, budget: dict) -> Decoded:
     """Greedy graph inference with partial-part predictions (Tchernowitz et al.
     2016): Algorithm 2, a beam, `swaps` rounds of arc swaps and, with
     `ensemble_with`, a bias toward that decoder's tree; see decode_bgi.py."""
+    from .decode_bgi import run_bgi  # see _lazy_decoders below
+
     d = BGI_DEFAULTS
     beam = _int(budget, "beam", d["beam"], 1, 64)
     swaps = _int(budget, "swaps", d["swaps"], 0, 1000)
@@ -249,7 +262,9 @@ def decode_bgi(sc: Scorer, budget: dict) -> Decoded:
     if other == "selectional":
         bias = _given_heads(budget.get("ensemble_heads"), sc.S.shape[0] - 1)
     else:
-        bias = DECODERS[other](sc, {}).heads if other is not None else None
+        # the partner decodes within the same deadline (its default budget otherwise)
+        bias = DECODERS[other](sc, remaining_budget(deadline)).heads \
+            if other is not None else None
     heads, score, stats = run_bgi(sc, beam, swaps, alpha, float(beta), bias, deadline,
                                   start=start)
     stats["ensemble_with"] = other
@@ -257,6 +272,10 @@ def decode_bgi(sc: Scorer, budget: dict) -> Decoded:
     return Decoded(heads, score, stats)
 
 
+# _lazy_decoders: the greedy, sampling and bgi modules are imported by their decoder
+# function, on first use. Their kernels with explicit signatures compile when their
+# module is imported (see features.py), so a process that never uses a decoder never
+# compiles them, and a worker warming `mst` first is not held up by the others.
 DECODERS: dict[str, Callable[[Scorer, dict], Decoded]] = {
     "greedy": decode_greedy,
     "mst": decode_mst_exact,

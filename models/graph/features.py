@@ -4,9 +4,19 @@ Templates follow MSTParser / TurboParser / RBGParser (McDonald et al. 2005,
 Martins et al. 2013, Lei et al. 2014): word, lemma (or Brown cluster, the
 `A_CLASS` column of `encode`), UPOS and XPOS of the words of a part, surrounding
 and in-between tags, direction and binned distance. Each feature is a 64-bit hash
-of (template id, values); callers mask it into a fixed-size weight array. They are written as code, not parsed from
-data, because the kernels must inline them; `FEATURE_SET` names the version
-stored in model files.
+of (template id, values); callers mask it into a fixed-size weight array. They
+are written as code, not parsed from data, so that the compiler can inline them;
+`FEATURE_SET` names the version stored in model files.
+
+Compile time: the part kernels here have one explicit signature each (`_SIG_*`:
+attrs uint64 (n+1, N_ATTRS) C-contiguous, positions int64, out uint64
+(MAX_FEATURES,)), so numba compiles each once, when this module is imported (or
+loads it from its cache), and converts the callers' int32 positions and literal
+constants, instead of compiling one specialisation per mix of argument types (14
+of `sib_features`: the feature kernels were over half of a cold start's compile
+time, bench/RESULTS.md "Cold start"). `fhash` is called, not inlined by numba
+(LLVM still inlines it): inlined, or specialised for each literal template id,
+its ~40 uses made `arc_features` alone take 6-9 s to compile.
 
 Parts (`PART_*`), a part being up to 4 token positions (a, b, c, d):
   ARC      (h, m)            first order
@@ -49,7 +59,16 @@ def _mix(h, v):
     return h ^ (h >> _S31)
 
 
-@njit(cache=True, inline="always")
+# signatures (see the module docstring): uint64 attribute table, int64 positions
+_ATTRS, _OUT = "uint64[:, ::1]", "uint64[::1]"
+_SIG_FHASH = "uint64(int64, uint64, uint64, uint64, uint64, uint64)"
+_SIG_ARC = f"int64({_ATTRS}, int32[:, ::1], int64, int64, {_OUT}, int64)"
+_SIG_3 = f"int64({_ATTRS}, int64, int64, int64, {_OUT}, int64)"       # 3 ints + k
+_SIG_4 = f"int64({_ATTRS}, int64, int64, int64, int64, {_OUT}, int64)"  # 4 ints + k
+_SIG_PART = f"int64({_ATTRS}, int32[:, ::1], int64, int64, int64, int64, int64, {_OUT})"
+
+
+@njit(_SIG_FHASH, cache=True)
 def fhash(t, a, b, c, d, e):
     """Hash of template id t and up to five values (unused ones 0)."""
     h = _mix(np.uint64(t) * _M2, a)
@@ -87,7 +106,7 @@ def _at(attrs, i, col):
     return attrs[i, col]
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_ARC, cache=True, _nrt=False)
 def arc_features(attrs, upos_prefix, h, m, out, k):
     """Write the features of arc h -> m into out[k:], return the new k.
 
@@ -175,7 +194,7 @@ def _marked(attrs, pos, head, col, marker):
     return attrs[pos, col]
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_4, cache=True, _nrt=False)
 def sib_features(attrs, h, s, m, right, out, k):
     """Consecutive-sibling part (h, s, m) on one side (McDonald & Pereira 2006)."""
     d = np.uint64(right + 1)
@@ -207,7 +226,7 @@ def sib_features(attrs, h, s, m, right, out, k):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_3, cache=True, _nrt=False)
 def grand_features(attrs, g, h, m, out, k):
     """Grandparent part (g, h, m) (Koo & Collins 2010)."""
     d1 = _dist_bin(g, h)
@@ -246,7 +265,7 @@ def grand_features(attrs, g, h, m, out, k):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_4, cache=True, _nrt=False)
 def gsib_features(attrs, g, h, s, m, out, k):
     """Grand-sibling part (g, h, s, m) (Koo & Collins 2010, model 2)."""
     d = np.uint64(1 + (m > h))
@@ -271,7 +290,7 @@ def gsib_features(attrs, g, h, s, m, out, k):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_4, cache=True, _nrt=False)
 def trisib_features(attrs, h, t, s, m, out, k):
     """Tri-sibling part (h, t, s, m) (Koo & Collins 2010, model 2)."""
     d = np.uint64(1 + (m > h))
@@ -293,7 +312,7 @@ def trisib_features(attrs, h, t, s, m, out, k):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_3, cache=True, _nrt=False)
 def bigram_features(attrs, m, h1, h2, out, k):
     """Head bigram part: heads h1 of m-1 and h2 of m (Zhang & McDonald 2014)."""
     rel = np.uint64(1 + (h1 == h2) + 2 * (h1 == m) + 4 * (h2 == m - 1))
@@ -308,7 +327,7 @@ def bigram_features(attrs, m, h1, h2, out, k):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_3, cache=True, _nrt=False)
 def valency_features(attrs, h, side, count, out, k):
     """Number of h's children on one side (a valency part, as in TurboParser)."""
     sd = np.uint64(side + 1)
@@ -321,7 +340,7 @@ def valency_features(attrs, h, side, count, out, k):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_PART, cache=True, _nrt=False)
 def part_features(attrs, upos_prefix, ptype, a, b, c, d, out):
     """Write the features of one part into out[0:], return how many."""
     if ptype == PART_ARC:

@@ -35,7 +35,7 @@ from numba import njit
 from .decode_greedy import _distinct_sum, _is_descendant, _local, moved_local
 from .features import MAX_FEATURES
 from .rng import randint, uniform
-from .scoring import NO_HEAD, bigram_score, head_score
+from .scoring import NO_HEAD, SCORING_ARGS, bigram_score, head_score
 
 WALK_STEP_CAP = 200      # steps per node before a walk is given up (rejected)
 WALK_TRIES = 50          # redraws of a walk that put several words under the root
@@ -68,7 +68,12 @@ def _root_child(heads):
     return r
 
 
-@njit(cache=True, _nrt=False)
+# callers pass literal counts and int64 ones: one explicit signature, one compile
+_SIG_REFRESH = (f"void(int64[::1], float64[::1], float64[::1], int64[::1], int64, int64[::1], "
+                f"int64, int64, float64[:, ::1], {SCORING_ARGS}, int64[:, ::1], uint64[::1])")
+
+
+@njit(_SIG_REFRESH, cache=True, _nrt=False)
 def _refresh(heads, F, B, hs, nh, ms, nm, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf):
     """Recompute the cached F at hs[:nh] and B at ms[:nm] after a move."""
     n1 = heads.shape[0]
@@ -79,7 +84,7 @@ def _refresh(heads, F, B, hs, nh, ms, nm, order, S, attrs, up, w, mask, mk, mv, 
             B[ms[i]] = bigram_score(ms[i], heads, order, attrs, up, w, mask, mk, mv, mf, buf)
 
 
-@njit(cache=True, _nrt=False)
+@njit("int64(float64[::1], int64, uint64[::1])", cache=True, _nrt=False)
 def _draw_index(logits, k, state):
     """Index in [0, k) drawn with probability proportional to exp(logits)."""
     top = logits[0]

@@ -27,6 +27,14 @@ from .features import (
     part_features,
 )
 
+# one explicit signature each for the kernels every decoder calls with int32 and int64
+# positions and literal part types (see `features`): compiled once, not 16 times
+SCORING_ARGS = ("uint64[:, ::1], int32[:, ::1], float32[::1], uint64, int64[::1], float64[::1], "
+                "int64[::1]")  # attrs, upos_prefix, weights, mask, memo keys, values, fill
+_SIG_PART_MISS = f"float64(int64, int64, int64, int64, int64, int64, {SCORING_ARGS}, uint64[::1])"
+_SIG_HEAD_SCORE = (f"float64(int64, int64[::1], int64, float64[:, ::1], {SCORING_ARGS}, "
+                   "int64[:, ::1], uint64[::1])")
+
 NO_HEAD = -2          # heads[m] while m is detached during a move
 EMPTY = np.int64(-1)  # free slot of the memo table
 _KEY_MUL = np.uint64(0x9E3779B97F4A7C15)
@@ -72,7 +80,7 @@ def arc_scores(attrs, upos_prefix, weights, mask, allowed):
     return out
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_PART_MISS, cache=True, _nrt=False)
 def _part_miss(ptype, a, b, c, d, key, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
                memo_fill, buf):
     """Slow path of part_score: compute the part's features and store the score."""
@@ -174,7 +182,7 @@ def head_parts(h, heads, order, parts):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(_SIG_HEAD_SCORE, cache=True, _nrt=False)
 def head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
                memo_fill, parts, buf):
     """Sum of the scores of the parts headed by h; arcs are read from S.

@@ -29,7 +29,9 @@ N_TAG_FEATS = 7
 LOWER, SUF3 = 1, 8  # type-feature indices used by the tag templates
 
 
-@njit(cache=True)
+# one explicit signature: the tag templates call it with literal ids 1001..1007, each
+# a compile of its own otherwise
+@njit("int64(int64, int64)", cache=True)
 def _mix(a, b):
     """64-bit hash combination of two int64 values (wrapping arithmetic)."""
     h = a * 0x5BD1E995 + b + 0x7F4A7C15

@@ -29,6 +29,8 @@ import logging
 import os
 import re
 import unicodedata
+from collections import deque
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from models.text.lexicon import Lexicon
@@ -41,11 +43,21 @@ _EXT = (
     r"com|org|net|edu|gov|mil|info|biz|uk|us|de|fr|ca|au|io|ru|jp|"
     r"doc|docx|xls|xlsx|pdf|txt|htm|html|ppt|jpg|jpeg|gif|png|zip|exe"
 )
-_SCAN = re.compile(
+# One ordered alternation, tried in three parts (the first part that matches wins, as
+# in a single alternation): URLs; e-mail addresses and domain names, which are matched
+# inside a window of NAME_WINDOW characters (RFC 5321 caps an address at 254, DNS a
+# name at 253), since each can scan a long run of word characters and dots only to
+# fail, and at every start position in the run that made scanning quadratic (16 kB of
+# "a.ba.b..." took 5 s of CPU, bench/RESULTS.md); then the rest, whose patterns consume
+# what they scan.
+_URL = re.compile(r"(?P<url>(?:https?://|ftp://|www\.)[^\s]+)", re.IGNORECASE)
+_EMAIL = re.compile(r"(?P<email>[\w.+-]*@[\w-]+(?:\.[\w-]+)*)", re.IGNORECASE)
+_DOMAIN = re.compile(rf"(?P<domain>\w[\w-]*(?:\.[\w-]+)*\.(?:{_EXT})\b)", re.IGNORECASE)
+_DOT_EXT = re.compile(rf"\.(?:{_EXT})\b", re.IGNORECASE)      # what a domain must contain
+_PATH = re.compile(r"/[^\s]*")                  # a domain's path, as long as it goes
+NAME_WINDOW = 256
+_REST = re.compile(
     "|".join([
-        r"(?P<url>(?:https?://|ftp://|www\.)[^\s]+)",
-        r"(?P<email>[\w.+-]*@[\w-]+(?:\.[\w-]+)*)",
-        rf"(?P<domain>\w[\w-]*(?:\.[\w-]+)*\.(?:{_EXT})\b(?:/[^\s]*)?)",
         r"(?P<phone>(?:\d{1,3}-)?\d{3}-\d{3}-\d{4}|\d{3}-\d{4})",
         r"(?P<number>\d+(?:[.,:/]\d+)+)",
         r"(?P<abbr>(?:[^\W\d_]\.){2,})",
@@ -57,7 +69,7 @@ _SCAN = re.compile(
     ]),
     re.IGNORECASE,
 )
-_URL_TRAIL = re.compile(r"[.,;:!?)\]}'\"”’>]+$")
+_URL_TRAIL = ".,;:!?)]}'\"”’>"                # cut from the end of a URL or domain path
 _MAX_MERGE = 7
 
 
@@ -78,12 +90,36 @@ def _mask_marks(chunk: str) -> str:
     return "".join(out)
 
 
+def _name(chunk: str, pos: int, near_ext: bool) -> re.Match | None:
+    """An e-mail address or domain name starting at `pos`, within NAME_WINDOW. Each is
+    tried only if what it needs is in the window: an "@" (a memchr), a ".com"-like
+    ending (`near_ext`, from one pass over the chunk): no regex rescans the run."""
+    end = pos + NAME_WINDOW
+    m = _EMAIL.match(chunk, pos, end) if chunk.find("@", pos, end) >= 0 else None
+    if m is None and near_ext:
+        m = _DOMAIN.match(chunk, pos, end)
+    return m
+
+
 class Token(NamedTuple):
     form: str
     start: int
     end: int
     mwt: tuple[int, int] | None = None   # span of the multiword token of this word
     space_after: bool = True
+
+
+def _mark_space_after(out: list[Token], text: str) -> list[Token]:
+    """`out` with `space_after` False on every word of a multiword token but its last,
+    and where no whitespace follows a word's token."""
+    for i, t in enumerate(out):
+        if t.mwt is not None and i + 1 < len(out) and out[i + 1].mwt == t.mwt:
+            out[i] = t._replace(space_after=False)       # inside its multiword token
+        else:
+            end = t.end if t.mwt is None else t.mwt[1]
+            if end < len(text) and not text[end].isspace():
+                out[i] = t._replace(space_after=False)
+    return out
 
 
 class Tokenizer:
@@ -96,29 +132,25 @@ class Tokenizer:
                             | set(self.lexicon.multiword.full))
 
     # -- tokenization ------------------------------------------------------
-    def tokenize_sentence(self, text: str) -> list[Token]:
-        """Tokens of `text`, no sentence splitting."""
+    def tokenize_sentence(self, text: str, limit: int | None = None) -> list[Token]:
+        """Tokens of `text`, no sentence splitting. With `limit`, tokenizing stops as soon
+        as there are more than `limit` tokens (those are returned, for the caller to
+        refuse): the work is bounded by the limit, not by the text."""
         out: list[Token] = []
         for chunk in re.finditer(r"\S+", text):
-            pieces = self._scan(chunk.group(), chunk.start())
-            pieces = self._merge(pieces, text)
-            for p in pieces:
+            for p in self._merge(self._scan(chunk.group(), chunk.start()), text):
                 out.extend(self._split_multiword(p))
-        for i, t in enumerate(out):
-            if t.mwt is not None and i + 1 < len(out) and out[i + 1].mwt == t.mwt:
-                out[i] = t._replace(space_after=False)       # inside its multiword token
-            else:
-                end = t.end if t.mwt is None else t.mwt[1]
-                if end < len(text) and not text[end].isspace():
-                    out[i] = t._replace(space_after=False)
-        return out
+                if limit is not None and len(out) > limit:
+                    return _mark_space_after(out, text)
+        return _mark_space_after(out, text)
 
-    def tokenize(self, text: str) -> list[list[Token]]:
-        """Sentences of tokens of running text."""
-        tokens = self.tokenize_sentence(text)
+    def tokenize(self, text: str, limit: int | None = None) -> list[list[Token]]:
+        """Sentences of tokens of running text; over `limit` tokens (see
+        `tokenize_sentence`) the tokens read so far, unsplit."""
+        tokens = self.tokenize_sentence(text, limit)
         if not tokens:
             return []
-        if self.splitter is None:
+        if self.splitter is None or (limit is not None and len(tokens) > limit):
             return [tokens]
         ends = [i for i in self.splitter.boundaries(text, tokens)   # never inside a token
                 if i + 1 == len(tokens) or tokens[i].mwt is None
@@ -131,49 +163,59 @@ class Tokenizer:
             sents.append(tokens[begin:])
         return sents
 
-    def _scan(self, chunk: str, offset: int) -> list[Token]:
-        pieces: list[Token] = []
-        pos = 0
+    def _scan(self, chunk: str, offset: int) -> Iterator[Token]:
+        """The pieces of one whitespace-free chunk, lazily (so a caller can stop)."""
+        pos = k = 0
         masked = chunk if chunk.isascii() else _mask_marks(chunk)
+        exts = [m.start() for m in _DOT_EXT.finditer(masked)] if "." in chunk else []
         while pos < len(chunk):
-            m = _SCAN.match(masked, pos)
+            while k < len(exts) and exts[k] <= pos:
+                k += 1
+            near_ext = k < len(exts) and exts[k] < pos + NAME_WINDOW
+            m = (_URL.match(masked, pos) or _name(masked, pos, near_ext)
+                 or _REST.match(masked, pos))
             if m is None:  # cannot happen: "other" matches any non-space
-                pieces.append(Token(chunk[pos], offset + pos, offset + pos + 1))
+                yield Token(chunk[pos], offset + pos, offset + pos + 1)
                 pos += 1
                 continue
             end = m.end()
+            if m.lastgroup == "domain" and (path := _PATH.match(masked, end)):
+                end = path.end()
             if m.lastgroup in ("url", "domain"):
-                trail = _URL_TRAIL.search(m.group())
-                if trail and trail.start() > 0:
-                    end = m.start() + trail.start()
+                kept = len(chunk[pos:end].rstrip(_URL_TRAIL))
+                if kept > 0:
+                    end = pos + kept
             while end < len(chunk) and _is_mark(chunk[end]):
                 end += 1               # a combining mark is never a token of its own
-            pieces.append(Token(chunk[pos:end], offset + pos, offset + end))
+            yield Token(chunk[pos:end], offset + pos, offset + end)
             pos = end
-        return pieces
 
-    def _merge(self, pieces: list[Token], text: str) -> list[Token]:
-        """Merge adjacent pieces the treebank keeps as one token."""
+    def _merge(self, pieces: Iterable[Token], text: str) -> Iterator[Token]:
+        """Merge adjacent pieces the treebank keeps as one token (looking at most
+        _MAX_MERGE pieces ahead, so pieces are read lazily)."""
         lex = self.lexicon
-        out: list[Token] = []
-        i = 0
-        while i < len(pieces):
-            best = i
-            for j in range(min(len(pieces), i + _MAX_MERGE) - 1, i, -1):
-                if text[pieces[i].start:pieces[j].end].lower() in self._merge_keys:
+        ahead: deque[Token] = deque()
+        source = iter(pieces)
+        while True:
+            while len(ahead) < _MAX_MERGE and (p := next(source, None)) is not None:
+                ahead.append(p)
+            if not ahead:
+                return
+            first, best = ahead[0], 0
+            for j in range(len(ahead) - 1, 0, -1):
+                if text[first.start:ahead[j].end].lower() in self._merge_keys:
                     best = j
                     break
-            if best == i and i + 2 < len(pieces) and pieces[i + 1].form == "-" \
-                    and pieces[i].form.lower() in lex.hyphen_prefixes \
-                    and pieces[i + 2].form[:1].isalpha():
-                best = i + 2
-            if best == i and i + 1 < len(pieces) and pieces[i + 1].form == "." \
-                    and len(pieces[i].form) == 1 and pieces[i].form.isupper():
-                best = i + 1  # initials: "W."
-            out.append(Token(text[pieces[i].start:pieces[best].end],
-                             pieces[i].start, pieces[best].end))
-            i = best + 1
-        return out
+            if best == 0 and len(ahead) > 2 and ahead[1].form == "-" \
+                    and first.form.lower() in lex.hyphen_prefixes \
+                    and ahead[2].form[:1].isalpha():
+                best = 2
+            if best == 0 and len(ahead) > 1 and ahead[1].form == "." \
+                    and len(first.form) == 1 and first.form.isupper():
+                best = 1  # initials: "W."
+            yield Token(text[first.start:ahead[best].end], first.start, ahead[best].end)
+            for _ in range(best + 1):
+                ahead.popleft()
 
     def _split_multiword(self, tok: Token) -> list[Token]:
         """The words of a surface token, by the learned multiword rules."""

@@ -8,6 +8,7 @@ the serving API), `train` / `bootstrap` (training only; never imported by servin
 Serving API: `load(directory)`, `decode(model, forms, lemmas, upos, xpos, budget)`;
 `BUDGET_FIELDS` and `DEFAULTS` describe the budget of decoder "selectional".
 """
+from .. import compile_log  # noqa: F401  (kernels live here: it logs their compiles)
 from .model import (
                     BEAM_DEFAULT,
                     BEAM_LIMITS,

@@ -100,7 +100,8 @@ def compact(gaps, values, n_rows, n_actions):
     return row_of, Wc, sp
 
 
-@njit(cache=True)
+# one explicit signature: called with literal zeros and int64 (two compiles otherwise)
+@njit("UniTuple(int64, 3)(uint32[::1], uint16[::1], int64, int64, int64)", cache=True)
 def _row_run(gaps, bits, i, flat, A):
     """The run of entries i.. in the row of entry i: (end j, flat index of entry j-1,
     non-zero entries in the run)."""

@@ -147,12 +147,10 @@ class TransitionModel:
 
 
 def load(directory: str | Path) -> TransitionModel:
-    """Load a transition model directory and compile its kernels on a 2-word sentence
-    (so the first request does not pay numba's start-up)."""
-    model = TransitionModel.load(directory)
-    enc = encode(["a", "b"], None, ["X", "X"], ["X", "X"])
-    model.parse_encoded(enc.attrs, beam=2, margin=MARGIN_DEFAULT)
-    return model
+    """Load a transition model directory. Its parsing kernels compile on first use
+    (a worker warms them before it takes requests: `worker/warmup.py`), not here, so
+    that loading a pipeline compiles nothing a process may not need."""
+    return TransitionModel.load(directory)
 
 
 def budget_values(budget: dict | None) -> tuple[int, float]:

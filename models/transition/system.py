@@ -95,7 +95,9 @@ def is_ancestor(st, a, d):
     return False
 
 
-@njit(cache=True, _nrt=False)
+# explicit signatures: called with literal transition types (0..6) and label ids,
+# which would otherwise compile one specialisation each
+@njit("boolean(int64[:, ::1], int64[::1], int64)", cache=True, _nrt=False)
 def type_valid(st, sc, t):
     """Validity of transition type t (any label) in state (st, sc)."""
     if sc[J] > sc[N]:
@@ -148,7 +150,7 @@ def valid_mask(st, sc, atype, alabel, root_label, out):
     return count
 
 
-@njit(cache=True, _nrt=False)
+@njit("void(int64[:, ::1], int64, int64, int64)", cache=True, _nrt=False)
 def _add_arc(st, h, d, label):
     """Action: add h -label-> d and update the head's dependent summaries."""
     st[HEAD, d] = h

@@ -64,3 +64,40 @@ def test_unreachable_redis_is_a_miss_not_an_error():
         return got
     assert asyncio.run(go()) == {}
     assert c.status()["status"] == "down" and not c.up
+
+
+def test_memory_cache_is_capped_in_bytes_not_only_entries():
+    """Issue 20, defect 7: 10,000 entries of 900k-character words would hold ~26 GB; the
+    in-process cache keeps at most `cache_lru_bytes` (the JSON text it holds, keys and
+    bookkeeping counted) and never an entry larger than that."""
+    from app.cache import make_cache
+    from app.core.config import Settings
+
+    cap = 5_000_000
+    c = make_cache(Settings(redis_url=None, cache_lru_size=10_000, cache_lru_bytes=cap))
+    word = "w" * 900_000
+
+    def tree(i: int) -> list[dict]:
+        return [{"tokens": [{"id": 1, "form": f"{word}{i}", "lemma": f"{word}{i}",
+                             "head": 0, "deprel": "root"}], "score": 1.0, "stats": {}}]
+
+    async def go():
+        for i in range(20):
+            await c.set_many({f"k{i}": tree(i)})
+            assert c.status()["bytes"] <= cap
+        return await c.get_many([f"k{i}" for i in range(20)])
+    got = asyncio.run(go())
+    assert 1 <= len(got) <= 2 and "k19" in got           # the newest ones, within the cap
+    assert c.status()["entries"] == len(got)
+    assert c.status()["max_bytes"] == cap
+
+    async def too_big():
+        await c.set_many({"huge": [{"tokens": [{"form": "x" * (cap + 1)}]}]})
+        return await c.get_many(["huge", "k19"])
+    assert asyncio.run(too_big()) == {"k19": got["k19"]}  # refused, nothing evicted for it
+
+
+def test_memory_cache_default_cap_is_256_mb():
+    from app.core.config import Settings
+
+    assert Settings().cache_lru_bytes == 256 * 2**20

@@ -151,3 +151,23 @@ def test_deadline_cap_bounds_requests_that_ask_for_no_deadline(serve, slow):
         assert elapsed < 0.6 + 5.0
         err = error(c.post("/parse", json={"sentences": ["A cat."], "deadline_ms": 601}), 422)
         assert (err["limit"], err["value"]) == ("deadline_cap_ms", 600)
+
+
+@pytest.mark.parametrize("unit", ["a.b,c;d:e!f?g(h)i", "a.b", "ab-"])
+def test_tokenizing_is_bounded_by_the_token_limit(serve, unit):
+    """Issue 20, defect 2: a ~850 kB text with no space became 750,000 tokens and got
+    its 413 after 23.7 s of worker time ("a.b" repeated: hours, the scan was quadratic).
+    Now the 413 comes within the request's bound (the deadline cap plus one second),
+    as a `text` and as one sentence, and the worker is free for the next request."""
+    import time
+
+    srv = serve(workers=1, env={"DEPTREE_DEADLINE_CAP_MS": "10000"})
+    text = unit * (850_000 // len(unit))
+    with srv.client(timeout=30) as c:
+        for body in ({"text": text}, {"sentences": [text]}):
+            t0 = time.monotonic()
+            r = c.post("/parse", json=body)
+            elapsed = time.monotonic() - t0
+            assert error(r, 413)["code"] == "too_many_tokens"
+            assert elapsed <= 10 + 1, f"413 after {elapsed:.1f}s"
+        assert c.post("/parse", json={"sentences": ["A cat ."]}).status_code == 200

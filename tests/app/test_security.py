@@ -7,21 +7,23 @@ import time
 import httpx
 import pytest
 
+API_KEY = "s3cret-api-key-0123"            # keys are at least 16 characters
+
 
 def test_api_key_and_request_ids(serve):
-    keyed = serve(workers=1, env={"DEPTREE_API_KEY": "s3cret-key"})
+    keyed = serve(workers=1, env={"DEPTREE_API_KEY": API_KEY})
     with keyed.client() as c:
         body = {"sentences": [["A", "keyed", "test", "."]], "decoder": "mst"}
         r = c.post("/parse", json=body)
         assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
         assert c.post("/parse", json=body, headers={"X-API-Key": "wrong"}).status_code == 401
-        assert c.post("/parse", json=body, headers={"X-API-Key": "s3cret-key"}).status_code == 200
-        r = c.post("/parse", json=body, headers={"Authorization": "Bearer s3cret-key"})
+        assert c.post("/parse", json=body, headers={"X-API-Key": API_KEY}).status_code == 200
+        r = c.post("/parse", json=body, headers={"Authorization": f"Bearer {API_KEY}"})
         assert r.status_code == 200
         r = c.post("/process", data={"data": "A keyed test .", "tokenizer": ""})
         assert r.status_code == 401
         r = c.post("/process", data={"data": "A keyed test .", "tokenizer": ""},
-                   headers={"X-API-Key": "s3cret-key"})
+                   headers={"X-API-Key": API_KEY})
         assert r.status_code == 200
         # operations endpoints stay open
         assert c.get("/health").status_code == 200
@@ -40,14 +42,14 @@ ADMIN = "an-admin-key-0123456789"
 
 
 def test_admin_actions_need_the_admin_key(serve):
-    srv = serve(workers=1, env={"DEPTREE_API_KEY": "s3cret-key", "DEPTREE_ADMIN_KEY": ADMIN})
-    api = {"X-API-Key": "s3cret-key"}
+    srv = serve(workers=1, env={"DEPTREE_API_KEY": API_KEY, "DEPTREE_ADMIN_KEY": ADMIN})
+    api = {"X-API-Key": API_KEY}
     body = {"sentences": [["Flush", "me", "."]], "decoder": "mst"}
     with srv.client() as c:
         assert c.post("/parse", json=body, headers=api).json()["sentences"][0]["cached"] is False
         assert c.post("/parse", json=body, headers=api).json()["sentences"][0]["cached"] is True
         # the API key is not the admin key; a wrong or missing admin key is 401
-        for headers in ({}, {"X-Admin-Key": "s3cret-key"}, {"X-Admin-Key": ADMIN[:-1]}, api):
+        for headers in ({}, {"X-Admin-Key": API_KEY}, {"X-Admin-Key": ADMIN[:-1]}, api):
             r = c.post("/admin/cache/flush", headers=headers)
             assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
         r = c.post("/admin/cache/flush", headers={"X-Admin-Key": ADMIN})

@@ -87,12 +87,20 @@ def rule_queries() -> list[tuple[str, str]]:
             for g in load_yaml(ALERTS_YML)["groups"] for r in g["rules"]]
 
 
-def promql(expr: str) -> str:
-    """`expr` with Grafana's variables replaced (longest names first)."""
-    for k in sorted(GRAFANA_VARS, key=len, reverse=True):
-        expr = expr.replace(k, GRAFANA_VARS[k])
+def promql(expr: str, variables: dict[str, str] | None = None) -> str:
+    """`expr` with Grafana's variables replaced (longest names first); `variables`
+    overrides GRAFANA_VARS (e.g. a longer $__rate_interval for a 15 s scrape)."""
+    values = {**GRAFANA_VARS, **(variables or {})}
+    for k in sorted(values, key=len, reverse=True):
+        expr = expr.replace(k, values[k])
     assert "$" not in expr, f"unknown Grafana variable in {expr!r}"
     return expr
+
+
+def dockerfile_arg(name: str, dockerfile: Path = DOCKERFILE) -> str:
+    """Default value of `ARG name=...` in the Dockerfile ('' when it has none)."""
+    m = re.search(rf"^ARG {name}=(\S*)", dockerfile.read_text(encoding="utf-8"), re.MULTILINE)
+    return m.group(1) if m else ""
 
 
 def metric_names(expr: str) -> set[str]:

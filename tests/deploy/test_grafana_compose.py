@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from urllib.parse import urlparse
 
 import pytest
@@ -49,6 +50,22 @@ def _env(service: dict) -> dict[str, str]:
     if isinstance(env, list):
         env = dict(e.split("=", 1) for e in env)
     return {k: str(v) for k, v in env.items()}
+
+
+def _default(value: str) -> str:
+    """A compose value with its `${VAR:-default}` interpolated to the default."""
+    return re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", value)
+
+
+def _published(service: dict) -> list[tuple[str, int, int]]:
+    """(address, host port, container port) of each published port, defaults applied;
+    no address means every interface (0.0.0.0)."""
+    out = []
+    for p in service.get("ports", []):
+        parts = _default(str(p)).split(":")
+        addr = parts[0] if len(parts) == 3 else "0.0.0.0"
+        out.append((addr, int(parts[-2]), int(parts[-1])))
+    return out
 
 
 def _mounts(service: dict) -> dict[str, str]:
@@ -136,7 +153,7 @@ def test_grafana_provisioning_matches_compose(compose, datasource):
     url = urlparse(datasource["url"])
     assert url.hostname == "prometheus" and url.hostname in compose["services"]
     prom = compose["services"]["prometheus"]
-    assert f"{url.port}:{url.port}" in prom["ports"]
+    assert [(p, c) for _, p, c in _published(prom)] == [(url.port, url.port)]
     assert not any(a.startswith("--web.listen-address") for a in prom["command"])   # 9090
     assert url.port == 9090
     assert _mounts(prom)["/etc/prometheus"] == "./docker/prometheus"
@@ -188,7 +205,7 @@ def test_gateway_settings(compose, monkeypatch):
     image_env = _dockerfile_env()
     gw = _settings_from({**image_env, **_env(s["gateway"])}, monkeypatch)
     assert gw.backend == "redis" and gw.workers == 0 and gw.host == "0.0.0.0"
-    assert f"{gw.port}:{gw.port}" in s["gateway"]["ports"]
+    assert [(p, c) for _, p, c in _published(s["gateway"])] == [(gw.port, gw.port)]
     assert re.search(rf"^EXPOSE {gw.port}$", DOCKERFILE.read_text(), re.MULTILINE)
     # the redis URL names the redis service on the port redis-server listens on
     url = urlparse(gw.redis_url)
@@ -210,9 +227,70 @@ def test_worker_settings_match_gateway(compose, monkeypatch):
 def test_redis_is_a_bounded_lru_cache(compose):
     r = compose["services"]["redis"]
     cmd = r["command"]
-    assert cmd[cmd.index("--maxmemory-policy") + 1] == "allkeys-lru"
+    assert cmd[cmd.index("--maxmemory-policy") + 1] == "volatile-lru"
     maxmem = cmd[cmd.index("--maxmemory") + 1]
     assert int(maxmem.removesuffix("mb")) < int(r["mem_limit"].removesuffix("m"))
+
+
+# ---- issue 20, defect 6: the stack is closed by default ------------------------------
+REQUIRED = re.compile(r"^\$\{(\w+):\?[^}]+\}$")        # ${VAR:?message}: no default
+
+
+def test_compose_is_closed_by_default(compose):
+    """Published on 127.0.0.1 only; Grafana's password from .env (ignored by git) with
+    no default and no anonymous viewers; Redis with a password every client uses."""
+    s = compose["services"]
+    for name, svc in s.items():
+        for addr, port, _ in _published(svc):
+            assert addr == "127.0.0.1", f"{name} publishes {port} on {addr}"
+    g = _env(s["grafana"])
+    assert REQUIRED.match(g["GF_SECURITY_ADMIN_PASSWORD"]), g["GF_SECURITY_ADMIN_PASSWORD"]
+    assert g["GF_AUTH_ANONYMOUS_ENABLED"] == "false"
+    ignored = subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=COMPOSE.parent,
+                             check=False)
+    assert ignored.returncode == 0, ".env (the compose secrets) is not git-ignored"
+    cmd = s["redis"]["command"]
+    password = cmd[cmd.index("--requirepass") + 1]
+    var = REQUIRED.match(password).group(1)
+    assert _env(s["redis"])["REDISCLI_AUTH"] == password        # the healthcheck's ping
+    for name in ("gateway", "worker"):             # (a "?" would end a URL's authority)
+        url = urlparse(_env(s[name])["DEPTREE_REDIS_URL"])
+        assert url.password == f"${{{var}}}" and url.hostname == "redis", name
+    example = (DOCKER / "env.example").read_text()
+    for key in (var, REQUIRED.match(g["GF_SECURITY_ADMIN_PASSWORD"]).group(1)):
+        assert re.search(rf"^{key}=$", example, re.MULTILINE), key
+
+
+def test_compose_eviction_policy_is_the_one_the_docs_and_the_gateway_want(compose):
+    cmd = compose["services"]["redis"]["command"]
+    policy = cmd[cmd.index("--maxmemory-policy") + 1]
+    assert policy.startswith("volatile-")         # app/dispatch/redis_stream.py warns otherwise
+    docs = (COMPOSE.parent / "docs" / "deploy.md").read_text()
+    assert f"`{policy}`" in docs and "allkeys-lru" not in docs
+
+
+def _seconds(duration: str) -> float:
+    """A compose duration such as "45s", "1m30s"."""
+    units = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
+    return sum(float(n) * units[u] for n, u in re.findall(r"([\d.]+)(ms|h|m|s)", duration))
+
+
+def test_compose_stop_grace_period_outlasts_the_drain(compose):
+    from app.serve_cli import DRAIN_S
+
+    for name in ("gateway", "worker"):
+        grace = compose["services"][name].get("stop_grace_period", "10s")
+        assert _seconds(grace) > DRAIN_S + 5, f"{name}: {grace} cuts the {DRAIN_S} s drain"
+
+
+def test_base_image_is_pinned_by_digest():
+    text = DOCKERFILE.read_text()
+    args = dict(re.findall(r"^ARG (\w+)=(\S+)$", text, re.MULTILINE))
+    images = [args.get(m.strip("${}"), m) for m in
+              re.findall(r"^FROM (\S+)", text, re.MULTILINE)]
+    assert images
+    for image in images:
+        assert re.fullmatch(r"[\w./-]+:[\w.-]+@sha256:[0-9a-f]{64}", image), image
 
 
 def test_rule_file_is_the_one_prometheus_loads():

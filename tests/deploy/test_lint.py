@@ -26,14 +26,21 @@ def _run(args: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(args, capture_output=True, text=True, check=False, timeout=120)
 
 
-def test_hadolint_dockerfile():
-    r = _run([_tool("hadolint"), "--failure-threshold", "info", str(DOCKERFILE)])
+# the image, and the Debian-based stand-ins for Docker Hub images (docker/local/)
+DOCKERFILES = [DOCKERFILE, *sorted((DOCKERFILE.parent / "local").glob("*.Dockerfile"))]
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_hadolint_dockerfile(dockerfile):
+    r = _run([_tool("hadolint"), "--failure-threshold", "info", str(dockerfile)])
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_compose_matches_the_compose_spec():
+@pytest.mark.parametrize("compose", [COMPOSE, COMPOSE.parent / "docker-compose.local.yml"],
+                         ids=lambda p: p.name)
+def test_compose_matches_the_compose_spec(compose):
     r = _run([sys.executable, "-m", "check_jsonschema", "--builtin-schema",
-              "vendor.compose-spec", str(COMPOSE)])
+              "vendor.compose-spec", str(compose)])
     assert r.returncode == 0, r.stdout + r.stderr
 
 

@@ -28,11 +28,30 @@ def internal_errors(http: httpx.Client) -> float:
     return 0.0
 
 
+DEADLINE_CAP_S = 10.0      # the session server's deadline_cap_ms (the default)
+
+
+def time_bound(r: httpx.Response) -> float:
+    """How long the request may take (issue 20): its deadline plus one second, its JSON
+    body's `deadline_ms` or else the server's cap."""
+    try:
+        body = json.loads(r.request.content)
+    except (httpx.RequestNotRead, ValueError):
+        body = None
+    ms = body.get("deadline_ms") if isinstance(body, dict) else None
+    if isinstance(ms, (int, float)) and not isinstance(ms, bool) and 0 < ms < DEADLINE_CAP_S * 1e3:
+        return ms / 1000 + 1.0
+    return DEADLINE_CAP_S + 1.0
+
+
 def check_answer(r: httpx.Response) -> dict | str:
-    """The contract: never a 5xx, every answer has an X-Request-ID; a 2xx is the
-    documented model (or CoNLL-U text); a 4xx is the error body with a catalogue code
-    whose status is the one answered. Returns the body (the error for a 4xx)."""
+    """The contract: never a 5xx, answered within the request's deadline plus one second,
+    every answer has an X-Request-ID; a 2xx is the documented model (or CoNLL-U text); a
+    4xx is the error body with a catalogue code whose status is the one answered.
+    Returns the body (the error for a 4xx)."""
     assert r.status_code < 500, (r.status_code, r.text[:500])
+    took, bound = r.elapsed.total_seconds(), time_bound(r)
+    assert took <= bound, f"answered after {took:.2f}s > {bound:g}s: {r.request.url}"
     assert r.headers.get("x-request-id"), dict(r.headers)
     ctype = r.headers.get("content-type", "")
     if r.status_code == 200 and ctype.startswith("text/x-conllu"):

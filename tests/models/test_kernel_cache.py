@@ -67,3 +67,50 @@ def test_an_unwritable_tree_is_left_alone(tmp_path, monkeypatch):
     monkeypatch.setattr(kc, "open", read_only, raising=False)
     assert invalidate_stale_kernels(tmp_path) == 0
     assert all(c.exists() for c in caches)
+
+
+# ---- with numba itself -------------------------------------------------------------
+PACKAGE_INIT = """from pathlib import Path
+from models.kernel_cache import invalidate_stale_kernels
+invalidate_stale_kernels(Path(__file__).resolve().parent)
+"""
+CALLEE = """from numba import njit
+K = {k}
+@njit("int64(int64)", cache=True)       # compiled on import, called (not inlined) below
+def scale(x):
+    return x * K
+"""
+CALLER = """from numba import njit
+from .callee import scale
+@njit(cache=True)
+def run(x):
+    return scale(x) + 1
+"""
+
+
+def _run_kernel(root: Path) -> int:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_CACHE_DIR"}
+    out = subprocess.run([sys.executable, "-c", "import pkg.caller as c; print(c.run(10))"],
+                         cwd=root, env=env, capture_output=True, text=True, timeout=300,
+                         check=True)
+    return int(out.stdout)
+
+
+def test_a_cached_kernel_calling_an_edited_kernel_of_another_file_is_recompiled(tmp_path):
+    """numba keys `run`'s cache by caller.py alone, and its cached code holds `scale`
+    from callee.py: without the digest over every kernel source, the edit of callee.py
+    would leave `run` computing with K = 2 (issue 19: kernels call explicit-signature
+    kernels of other files, e.g. labeler -> features.fhash)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(PACKAGE_INIT)
+    (pkg / "callee.py").write_text(CALLEE.format(k=2))
+    (pkg / "caller.py").write_text(CALLER)
+    assert _run_kernel(tmp_path) == 21
+    assert list((pkg / "__pycache__").glob("caller.run-*.nbc"))     # cached beside it
+    assert _run_kernel(tmp_path) == 21                              # from the cache
+    (pkg / "callee.py").write_text(CALLEE.format(k=30))
+    assert _run_kernel(tmp_path) == 301

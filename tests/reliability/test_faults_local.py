@@ -81,7 +81,7 @@ def test_decode_past_the_deadline_is_answered_at_the_deadline_under_load(server,
                 assert [len(s["tokens"]) for s in out] == [200, 199, 198]
                 assert all(s["stats"]["deadline_hit"] for s in out), [s["stats"] for s in out]
                 assert all(sum(t["head"] == 0 for t in s["tokens"]) >= 1 for s in out)
-                assert took < 1.5 + 5, f"{decoder}: answered after {took:.1f}s"
+                assert took <= 1.5 + 1, f"{decoder}: answered after {took:.2f}s"
         finally:
             outcomes = load.finish(stop=True)
         check_answered(outcomes, 60)

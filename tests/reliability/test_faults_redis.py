@@ -34,17 +34,9 @@ def worker_pids(c: httpx.Client) -> set[int]:
     return {w["pid"] for w in c.get("/ready").json()["workers"]["workers"]}
 
 
-def wait_for(pred, timeout: float, what: str):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout}s: {what}")
 
 
-def test_sigkill_stream_worker_under_load_job_reclaimed(serve, redis_server):
+def test_sigkill_stream_worker_under_load_job_reclaimed(serve, redis_server, wait_for):
     rs = redis_server()
     srv = serve(workers=2, args=["--backend", "redis"],
                 env={"DEPTREE_REDIS_URL": rs.url, "DEPTREE_CACHE": "false", **STREAM})
@@ -64,7 +56,8 @@ def test_sigkill_stream_worker_under_load_job_reclaimed(serve, redis_server):
     assert r.xlen("deptree:jobs") == 0 and not r.xpending("deptree:jobs", "workers")["pending"]
 
 
-def test_redis_cache_restart_under_load_no_errors_cache_resumes(serve, redis_server):
+def test_redis_cache_restart_under_load_no_errors_cache_resumes(serve, redis_server,
+                                                               wait_for):
     """Local backend with a Redis cache: Redis killed and started again mid-load."""
     rs = redis_server()
     srv = serve(workers=2, env={"DEPTREE_REDIS_URL": rs.url, "DEPTREE_REDIS_RETRY_S": "0.5",
@@ -86,7 +79,7 @@ def test_redis_cache_restart_under_load_no_errors_cache_resumes(serve, redis_ser
         assert c.post("/parse", json=body).json()["sentences"][0]["cached"]
 
 
-def test_redis_queue_restart_under_load_answers_and_recovers(serve, redis_server):
+def test_redis_queue_restart_under_load_answers_and_recovers(serve, redis_server, wait_for):
     """Redis backend: the job queue itself restarts (empty) mid-load. A short outage is
     ridden out (the gateway sends lost jobs again; workers re-create the consumer group
     and re-publish their models), so no client sees an error. A longer outage is a 503

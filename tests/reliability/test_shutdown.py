@@ -12,21 +12,9 @@ import time
 import httpx
 import pytest
 from load_driver import Load, batches, check_answered
+from procs import alive, parent
 
 TIMEOUT_S = 30
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def parent(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().split(") ", 1)[1].split()[1])
 
 
 def refused(url: str, timeout: float) -> bool:

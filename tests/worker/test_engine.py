@@ -14,6 +14,7 @@ def engine(model_dirs):
     e = Engine(WorkerConfig(models=["en_ewt"], model_dirs=model_dirs, max_requests=3))
     e.load()
     e.warm_up()
+    assert e.wait_warm(600)       # on a cold numba cache the slow decoders warm after warm_up
     return e
 
 
@@ -136,6 +137,19 @@ def test_text_certainly_over_the_limits_is_refused_before_tokenizing(engine, mon
         reply = engine.run(job([item], limits=limits))
         assert not reply["ok"] and reply["error"]["code"] == "too_many_tokens"
         assert reply["error"]["value"] == cap
+
+
+@pytest.mark.parametrize("unit", ["a.b,c;d:e!f?g(h)i", "a.b"])
+def test_text_without_spaces_is_tokenized_only_up_to_the_limit(engine, unit):
+    """Issue 20, defect 2: an 850 kB text with no space is one word for the pre-check but
+    750,000 tokens; it was tokenized whole (23.7 s; "a.b" repeated: hours) before the
+    413. The tokenizer now stops past the cap: `got` is where it stopped."""
+    limits = {"max_tokens_per_sentence": 250, "max_sentences": 256}
+    text = unit * (850_000 // len(unit))
+    for kind, cap in (("sentence", 250), ("document", 250 * 256)):
+        reply = engine.run(job([{"kind": kind, "text": text}], limits=limits))
+        assert not reply["ok"] and reply["error"]["code"] == "too_many_tokens", reply
+        assert reply["error"]["value"] == cap and cap < reply["error"]["got"] <= cap + 2
 
 
 # ---- the tagger a job asks for -----------------------------------------------------------

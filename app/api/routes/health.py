@@ -23,8 +23,11 @@ async def health() -> dict:
 
 @router.get("/ready", summary="Readiness: models warm, workers up, cache state")
 async def ready(dispatcher: DispatcherDep, cache: CacheDep, settings: SettingsDep) -> Response:
-    """200 when at least one worker is up with its models warmed. The cache is
-    reported (`up`, `down`, `disabled`); a Redis outage makes the status
+    """200 when at least one worker is up with its models loaded and warm. Each model
+    lists its `decoders` and those `warm` on every worker: on a fresh install (a cold
+    numba cache) a worker is ready once mst and selectional are compiled, and the
+    others follow within a minute; a request for one still compiling waits for it.
+    The cache is reported (`up`, `down`, `disabled`); a Redis outage makes the status
     `degraded` but keeps 200 (requests are served uncached) unless
     `ready_requires_cache` is set."""
     if isinstance(cache, RedisCache):
@@ -37,7 +40,8 @@ async def ready(dispatcher: DispatcherDep, cache: CacheDep, settings: SettingsDe
     ok = workers_ok and (cache.up or not settings.ready_requires_cache)
     status = "ready" if ok and cache.up else ("degraded" if ok else "not_ready")
     body = {"ready": ok, "status": status,
-            "models": {n: {"version": i.get("version"), "decoders": sorted(i.get("decoders", {}))}
+            "models": {n: {"version": i.get("version"), "decoders": sorted(i.get("decoders", {})),
+                           "warm": i.get("warm", [])}
                        for n, i in cat.items()},
             "workers": st, "cache": cache_st}
     return JSONResponse(body, status_code=200 if ok else 503)

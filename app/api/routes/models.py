@@ -20,8 +20,10 @@ async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
     `language`, `labels`, `components`, `taggers` (what a request's `tagger` may be:
     [], ["fast"] or ["fast", "accurate"]), `arc_weight` (the weight of the neural arc
     scores when the graph decoders' `neural` is unset and the accurate tagger tags; null
-    for a model without them) and `decoders` -> {fields, defaults}; the defaults include
-    the settings' `default_budget`."""
+    for a model without them), `decoders` -> {fields, defaults} (the defaults include
+    the settings' `default_budget`) and `warm`: the decoders every worker has compiled
+    (on a fresh install the others compile in the background; a request for one of them
+    waits until it is ready)."""
     cat = dispatcher.catalogue()
     models = {}
     for name, info in cat.items():

@@ -53,7 +53,7 @@ async def parse(req: ParseBody, request: Request, service: ServiceDep,
     output = req.output or ("conllu" if CONLLU in request.headers.get("accept", "") else "json")
     if output == "conllu":
         return PlainTextResponse(to_conllu(sentences), media_type=CONLLU)
-    return SafeJSONResponse({"model": plan.model, "version": plan.info["version"],
+    return SafeJSONResponse({"model": plan.model, "version": plan.version,
                              "decoder": plan.decoder, "tagger": plan.tagger,
                              "budget": plan.budget,
                              "sentences": sentences})

@@ -31,6 +31,7 @@ from models.conllu import format_sentence
 from ... import metrics
 from ...errors import ServiceError
 from ...formats import (
+    lines,
     parse_options,
     read_conllu_items,
     read_horizontal,
@@ -143,8 +144,7 @@ async def process(request: Request, service: ServiceDep, settings: SettingsDep) 
     conllu_sents = None
     if "tokenizer" in f:
         if f["tokenizer"] and "presegmented" in f["tokenizer"]:
-            lines = [ln for ln in data.splitlines() if ln.strip()]
-            items = items_from_sentences(lines, settings)
+            items = items_from_sentences([ln for ln in lines(data) if ln.strip()], settings)
         else:
             items = [item_from_text(data, settings)]
     else:

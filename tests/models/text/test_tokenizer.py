@@ -86,3 +86,38 @@ def test_shipped_tokenizer_conventions(shipped_dir):
     assert forms("Dr. Smith can't come, he's gonna call the U.S. office.", tok) == [
         "Dr.", "Smith", "ca", "n't", "come", ",", "he", "'s", "gon", "na", "call", "the",
         "U.S.", "office", "."]
+
+
+# ---- issue 20, defect 2: tokenizing is bounded by the limits ------------------------
+HOSTILE_RUNS = ["a.b,c;d:e!f?g(h)i", "a.b", "ab-", "a@b.", "x.co-"]
+
+
+@pytest.mark.parametrize("unit", HOSTILE_RUNS)
+def test_tokenizer_stops_past_the_token_limit(unit):
+    """A text without spaces used to be tokenized whole (850 kB: 750,000 tokens) before
+    the limit was checked; with `limit` the tokenizer stops once it is passed, and the
+    tokens it gave are those of the whole text."""
+    tok = Tokenizer(LEX)
+    text = unit * (850_000 // len(unit))
+    few = tok.tokenize_sentence(text, limit=250)
+    assert 250 < len(few) <= 250 + 2             # a piece splits into at most 3 tokens
+    assert few == tok.tokenize_sentence(text[:few[-1].end + 600])[:len(few)]
+    sents = tok.tokenize(text, limit=250)
+    assert len(sents) == 1 and sents[0] == few
+
+
+def test_token_limit_changes_nothing_below_it():
+    text = "Dr. Smith e-mailed john.doe@example.com at 5:30 , see www.example.com/a . " * 3
+    tok = Tokenizer(LEX)
+    assert tok.tokenize_sentence(text, limit=10_000) == tok.tokenize_sentence(text)
+
+
+@pytest.mark.parametrize("text, expected", [
+    # names longer than any real one (RFC 5321: 254; DNS: 253) are not one token
+    ("x" * 300 + "@example.com", ["x" * 300, "@example.com"]),
+    ("x" * 40 + "@example.com", ["x" * 40 + "@example.com"]),
+    ("see example.com/a/b). ok", ["see", "example.com/a/b", ")", ".", "ok"]),
+    ("www.a.b" + "." * 5, ["www.a.b", "....."]),
+])
+def test_name_window(text, expected):
+    assert forms(text) == expected
