@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import resource
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
@@ -74,13 +75,21 @@ class _Run:
         return stage in self.state.get("done", {})
 
     def finish(self, stage: str, seconds: float, **info) -> None:
-        self.state.setdefault("done", {})[stage] = {"seconds": round(seconds, 1), **info}
+        self.state.setdefault("done", {})[stage] = {"seconds": round(seconds, 1),
+                                                    "peak_rss_mb": _peak_rss_mb(), **info}
         self._write()
 
     def _write(self) -> None:
         tmp = self.work / (STATE + ".tmp")
         tmp.write_text(json.dumps(self.state, indent=1) + "\n")
         tmp.replace(self.work / STATE)
+
+
+def _peak_rss_mb() -> int:
+    """The largest resident set of this process or any child it waited for (the neural
+    stage's), so far in this run: a resumed run's stages record their own."""
+    return round(max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                     resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024)
 
 
 def _sha(path: Path) -> str:
