@@ -7,8 +7,9 @@ unseen ones must); characters keep their case. A word's affixes and shape
 their own, of the strings seen at least twice: a suffix that marks a case or a tense
 is then one learnt vector, not something the character convolution must find. The
 outputs are the joint (UPOS, XPOS) classes of the tagger, whole FEATS strings (UDPipe
-2 predicts them so, Straka 2018) and the relations (DEPREL with subtypes). Ids 0 and 1 of words and characters
-are "unknown" and "padding"; characters 2 and 3 mark a word's start and end.
+2 predicts them so, Straka 2018) and the relations (DEPREL with subtypes). Ids 0 and 1
+of words and characters are "unknown" and "padding"; characters 2 and 3 mark a word's
+start and end.
 """
 from __future__ import annotations
 

@@ -14,7 +14,9 @@ from models.neural.vocab import Lookup, Vocab
 from models.text.word_vectors import WordVectors
 
 jax = pytest.importorskip("jax")
-from models.neural import train as T  # noqa: E402  (needs jax)
+from models.neural import batches as B  # noqa: E402  (needs jax)
+from models.neural import jax_net as J  # noqa: E402
+from models.neural import train as T  # noqa: E402
 
 TINY = os.path.join(os.path.dirname(__file__), "..", "text", "data", "tiny.conllu")
 CFG = T.NeuralConfig(word_dim=8, char_dim=4, char_filters=6, affix_dim=3, vector_dim=5, hidden=5,
@@ -33,7 +35,7 @@ def tiny():
     forms = sorted({w[0] for s in sents for w in s})
     vectors = WordVectors.build(forms, np.random.default_rng(0).normal(size=(len(forms), 9)),
                                 dims=6)
-    params = T.init_params(jax.random.PRNGKey(0), vocab, CFG, vectors)
+    params = J.init_params(jax.random.PRNGKey(0), vocab, CFG, vectors)
     rng = np.random.default_rng(1)     # no zero matrices: every term of the model counts
     params = {k: np.asarray(v) + rng.normal(0, 0.3, np.shape(v)).astype(np.float32)
               for k, v in params.items()}
@@ -46,12 +48,12 @@ def test_numpy_inference_equals_the_jax_forward_pass(tiny):
     sents, vocab, vectors, params = tiny
     a, b = sents[0], sents[3]
     an = NeuralAnalyser(vocab, params, vectors)
-    enc = T.Encoded([a, b], Lookup(vocab), vectors)
+    enc = B.Encoded([a, b], Lookup(vocab), vectors)
     batch = enc.arrays([[0, 1]], 64, None, 0.0)
-    out = T.make_forward(vectors.table, CFG.layers, len(vocab.affixes))(
-        params, T._device(batch), None, 1.0, 1.0)
+    out = J.make_forward(vectors.table, CFG.layers, len(vocab.affixes))(
+        params, B.to_device(batch), None, 1.0, 1.0)
     heads = np.asarray(batch["heads"])
-    lab = np.asarray(jax.nn.log_softmax(T.label_scores(params, out["lab_head"],
+    lab = np.asarray(jax.nn.log_softmax(J.label_scores(params, out["lab_head"],
                                                         out["lab_dep"], heads)))
     at = 0
     for s in (a, b):
