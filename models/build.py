@@ -271,7 +271,7 @@ def _transition(run: _Run) -> dict:
     words = sum(len(s.words) for s in read_conllu(run.train))
     model = train(str(_tagged_train(run)), dev, str(run.out / "transition"),
                   n_rows=1 << auto_bits(words),
-                  epochs=run.options.transition_epochs, alpha=0.05, prune=0.015,
+                  epochs=run.options.transition_epochs, alpha=0.05, prune=0.025,
                   bootstrap_rounds=2, bootstrap_epochs=4, seed=run.options.seed,
                   command="deptree train (transition stage)",
                   checkpoint_dir=run.work / "transition")

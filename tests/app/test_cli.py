@@ -1,6 +1,8 @@
 """`deptree parse --tagger`: the command line chooses the tagger as a request does."""
 from __future__ import annotations
 
+import json
+
 import subprocess
 import sys
 from pathlib import Path
@@ -37,30 +39,30 @@ def pipe(model) -> Pipeline:
 @pytest.fixture
 def fast_only(model, pipe, tmp_path) -> Path:
     """en_ewt without its accurate tagger: the model itself, or a copy (symlinks) of it
-    whose front-end leaves out `neural/`."""
+    without the neural analyser (`neural/`, and its entry in pipeline.json)."""
     if "accurate" not in pipe.taggers:
         return model
     out = tmp_path / "en_ewt_fast"
     out.mkdir()
     for p in model.iterdir():
-        if p.name != "frontend":
+        if p.name not in ("neural", "pipeline.json"):
             (out / p.name).symlink_to(p)
-    (out / "frontend").mkdir()
-    for p in (model / "frontend").iterdir():
-        if p.name != "neural":
-            (out / "frontend" / p.name).symlink_to(p)
+    meta = json.loads((model / "pipeline.json").read_text())
+    meta.pop("neural")
+    (out / "pipeline.json").write_text(json.dumps(meta))
     assert Pipeline.load(out).taggers == ["fast"]
     return out
 
 
-def test_tagger_defaults_to_fast(model, pipe):
+def test_tagger_defaults_to_the_most_accurate(model, pipe):
     line = " ".join(WORDS) + "\n"
     base = ("parse", "--model", str(model), "--input", "tokens", "--decoder", "mst")
-    default, fast = deptree(*base, stdin=line), deptree(*base, "--tagger", "fast", stdin=line)
-    assert default.returncode == 0 and fast.returncode == 0, default.stderr + fast.stderr
-    assert default.stdout == fast.stdout
-    upos, xpos, _ = pipe.tag(WORDS, "fast")
-    assert tags(fast.stdout) == [list(zip(upos, xpos))]
+    best = pipe.taggers[-1]                     # `auto`: accurate where the model has it
+    default, chosen = deptree(*base, stdin=line), deptree(*base, "--tagger", best, stdin=line)
+    assert default.returncode == 0 and chosen.returncode == 0, default.stderr + chosen.stderr
+    assert default.stdout == chosen.stdout
+    upos, xpos, _ = pipe.tag(WORDS, best)
+    assert tags(chosen.stdout) == [list(zip(upos, xpos))]
 
 
 def test_unknown_tagger_name_is_a_usage_error():
@@ -99,8 +101,8 @@ def test_accurate_tags_with_the_accurate_tagger(model, pipe, ewt_dev_tokens):
 
 
 def test_neural_flag_sets_the_arc_score_weight(model, pipe):
-    if pipe.arc_scorer is None:
-        pytest.skip("en_ewt has no neural arc scorer (models/pretrained/en_ewt/arcs/ missing)")
+    if pipe.analyser is None:
+        pytest.skip("en_ewt has no neural analyser (models/pretrained/en_ewt/neural/ missing)")
     line = " ".join(WORDS) + "\n"
     base = ("parse", "--model", str(model), "--input", "tokens", "--decoder", "mst")
     r = deptree(*base, "--neural", "10", stdin=line)

@@ -234,7 +234,7 @@ def test_unknown_or_unavailable_tagger_is_422_listing_the_models_taggers(http):
 def test_neural_arc_scores_are_a_budget_field_of_the_graph_decoders(http, ewt_dev_tokens):
     info = http.get("/models").json()["models"]["en_ewt"]
     if "neural" not in info["decoders"]["mst"]["fields"]:
-        pytest.skip("en_ewt has no neural arc scorer (models/pretrained/en_ewt/arcs/ missing)")
+        pytest.skip("en_ewt has no neural analyser (models/pretrained/en_ewt/neural/ missing)")
     assert info["decoders"]["mst"]["defaults"]["neural"] is None and info["arc_weight"] > 0
     sents = ewt_dev_tokens(32)
     off = http.post("/parse", json={"sentences": sents, "decoder": "mst"}).json()

@@ -137,7 +137,7 @@ def test_tagger_accurate_retags_with_the_accurate_tagger(server, ewt_dev_tokens)
             err = r.json()["error"]
             assert err["code"] == "unknown_tagger" and "en_ewt has: fast" in err["message"]
             pytest.skip("en_ewt has no accurate tagger yet (models/pretrained/en_ewt/"
-                        "frontend/neural/ missing): checked the 422 only")
+                        "neural/ missing): checked the 422 only")
         sents = ewt_dev_tokens(64)
         vertical = "".join("\n".join(s) + "\n\n" for s in sents)
         got = {v: conllu_tags(udpipe_call(server.url, data=vertical, input="vertical",

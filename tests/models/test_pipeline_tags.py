@@ -57,7 +57,8 @@ def test_used_by_greedy_not_by_mst(pipe, sentences, monkeypatch):
     calls = []
     real = pipe.tagging.choose_tags
     monkeypatch.setattr(pipe.tagging, "choose_tags",
-                        lambda forms, tagger="fast": calls.append(1) or real(forms, tagger))
+                        lambda forms, tagger="fast", deadline=None:
+                        calls.append(1) or real(forms, tagger, deadline))
     pipe.parse_words(sentences[0], "mst", {})
     assert not calls
     pipe.parse_words(sentences[0], "greedy", {})

@@ -37,7 +37,7 @@ def test_catalogue_lists_every_registered_decoder(engine):
     assert set(info["decoders"]) == set(pipe.decoders()) >= set(DECODERS)
     assert info["version"] and info["labels"] and "parser" in info["components"]
     assert "restarts" in info["decoders"]["greedy"]["fields"]
-    assert info["arc_weight"] == (pipe.arc_weight if pipe.arc_scorer is not None else None)
+    assert info["arc_weight"] == (pipe.arc_weight if pipe.analyser is not None else None)
 
 
 def test_each_item_kind(engine):
