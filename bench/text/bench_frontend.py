@@ -8,9 +8,10 @@ Measures
   accuracy with predicted and with gold tags;
 - tagger speed: tokens per second, warm (after one full pass), one core,
   `tag()` called sentence by sentence;
-- the same for the accurate tagger (linear + BiLSTM, `neural_tagger.py`) when the
-  front-end has one (`neural/`), and its speed relative to the fast tagger's,
-  timed in alternation.
+- the same for the accurate tagger (the linear tagger plus the neural analyser,
+  `models/neural/tagger.py`) when the model beside the front-end has an analyser
+  (`../neural/`, weight from `../pipeline.json`), and its speed relative to the fast
+  tagger's, timed in alternation.
 
 Usage (from the repository root):
     NUMBA_NUM_THREADS=1 python bench/text/bench_frontend.py \
@@ -31,7 +32,8 @@ sys.path.insert(0, ROOT)
 from models.text._conllu import read_conllu
 from models.text.feats import FeatsGuesser
 from models.text.lemmatizer import Lemmatizer
-from models.text.neural_tagger import EnsembleTagger, NeuralTagger
+from models.neural.network import NeuralAnalyser
+from models.neural.tagger import AnalyserTagger
 from models.text.scoring import accuracy
 from models.text.tagger import Tagger
 from models.text.tokenizer import Tokenizer
@@ -107,10 +109,12 @@ def main(argv: list[str] | None = None) -> int:
         "tagger_tokens_per_s": round(tagger_speed(tagger, forms)),
         "tokenizer_eval_seconds": round(tok_seconds, 2),
     }
-    neural_dir = os.path.join(args.model, "neural")
+    model_dir = os.path.dirname(os.path.abspath(args.model))
+    neural_dir = os.path.join(model_dir, "neural")
     if os.path.isdir(neural_dir):
-        neural = NeuralTagger.load(neural_dir)
-        accurate = EnsembleTagger(tagger, neural, neural.meta.get("weight", 6.0))
+        with open(os.path.join(model_dir, "pipeline.json"), encoding="utf-8") as f:
+            weight = json.load(f).get("tag_weight", 1.0)
+        accurate = AnalyserTagger(tagger, NeuralAnalyser.load(neural_dir), weight)
         acc = evaluate_tagger(accurate, lemmatizer, dev, feats)
         result["accurate"] = {
             "weight": accurate.weight,
