@@ -1,7 +1,7 @@
 """The cross-language table of bench/RESULTS.md from the results of run_udpipe.py,
 run_deptree.py and speed.py (bench/results/treebanks/*.json).
 
-    python bench/treebanks/table.py [--tag v2]
+    python bench/treebanks/table.py [--tag v3 --tag v2]
 
 Prints markdown: per treebank, UAS / LAS / UPOS of UDPipe 1.4 and deptree (dev, gold
 tokens, own tags, the CoNLL 2018 scorer's F1), the margins, training wall time and
@@ -33,29 +33,29 @@ def _score(gold, pred) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tag", default="")
+    ap.add_argument("--tag", action="append", default=[],
+                    help="run tag(s) of run_deptree.py, the first found counts (repeatable)")
     a = ap.parse_args()
-    name = "deptree" + (f"-{a.tag}" if a.tag else "")
+    names = ["deptree" + (f"-{t}" if t else "") for t in (a.tag or [""])]
     out = ["| treebank | UDPipe 1.4 UAS / LAS / UPOS | deptree UAS / LAS / UPOS | margin UAS / LAS"
            " | UDPipe train time, peak RSS | deptree train time, peak RSS |",
            "|---|---|---|---|---|---|"]
     orders = ["| treebank | default request, order 1 -> 3 (UAS / LAS) | graph parser alone "
               "(fast tagger, no neural), order 1 -> 3 |", "|---|---|---|"]
     for tb in TREEBANKS:
-        ud, dt = _load(f"udpipe_{tb}.json"), _load(f"{name}_{tb}.json")
-        if ud is None or dt is None:
-            out.append(f"| {tb} | {'(not run)' if ud is None else ''} | "
-                       f"{'(not run)' if dt is None else ''} | | | |")
-            continue
-        u = _score(ud["dev"], ud["prediction"])
-        d = dt["default"]
-        out.append(
-            f"| {tb} | {u['UAS']:.2f} / {u['LAS']:.2f} / {u['UPOS']:.2f} "
-            f"| {d['UAS']:.2f} / {d['LAS']:.2f} / {d['UPOS']:.2f} "
-            f"| **{d['UAS'] - u['UAS']:+.2f} / {d['LAS'] - u['LAS']:+.2f}** "
-            f"| {ud['train_seconds'] / 60:.0f} min, {ud['peak_rss_mb']} MB "
-            f"| {dt['train']['seconds'] / 60:.0f} min, {dt['train']['peak_rss_mb']} MB |")
-        if "order1_default" in dt:
+        ud = _load(f"udpipe_{tb}.json")
+        dt = next((r for r in (_load(f"{n}_{tb}.json") for n in names) if r), None)
+        u = _score(ud["dev"], ud["prediction"]) if ud else None
+        d = dt["default"] if dt else None
+        cells = [f"{u['UAS']:.2f} / {u['LAS']:.2f} / {u['UPOS']:.2f}" if u else "(not run)",
+                 f"{d['UAS']:.2f} / {d['LAS']:.2f} / {d['UPOS']:.2f}" if d else "(not run)",
+                 f"**{d['UAS'] - u['UAS']:+.2f} / {d['LAS'] - u['LAS']:+.2f}**" if u and d
+                 else "",
+                 f"{ud['train_seconds'] / 60:.0f} min, {ud['peak_rss_mb']} MB" if ud else "",
+                 f"{dt['train']['seconds'] / 60:.0f} min, {dt['train']['peak_rss_mb']} MB"
+                 if dt and "train" in dt and isinstance(dt["train"], dict) else ""]
+        out.append(f"| {tb} | " + " | ".join(cells) + " |")
+        if dt and "order1_default" in dt:
             o1, o3 = dt["order1_default"], d
             g1, g3 = dt["order1_graph_alone"], dt["graph_alone"]
             orders.append(f"| {tb} | {o1['UAS']:.2f} / {o1['LAS']:.2f} -> {o3['UAS']:.2f} / "
