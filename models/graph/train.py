@@ -160,8 +160,10 @@ class _Checkpoint:
 
 def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int,
                 allowed_of: Callable[[int], np.ndarray] | None, ckpt: _Checkpoint,
-                dev_eval: Callable[[np.ndarray], float] | None, epochs: int) -> np.ndarray:
-    """Generic PA loop; returns averaged weights."""
+                dev_eval: Callable[[np.ndarray], float] | None, epochs: int,
+                times: list[float] | None = None) -> np.ndarray:
+    """Generic PA loop; returns averaged weights. Appends each epoch's seconds to
+    `times` (kept in model.json: an epoch far slower than the others shows there)."""
     size = 1 << log2
     mask = np.uint64(size - 1)
     w, u, step, start = ckpt.resume(size)
@@ -212,6 +214,8 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
             if k % 500 == 0:
                 bar.set_postfix(epoch=epoch + 1, train_uas=f"{100.0 * correct / max(1, total):.2f}")
         ckpt.save(w, u, step, epoch)
+        if times is not None:
+            times.append(round(time.time() - t0, 1))
         msg = (f"order-{order} epoch {epoch + 1}/{epochs}: {time.time() - t0:.0f}s, "
                f"{len(examples) / (time.time() - t0):.0f} sent/s, "
                f"train UAS {100.0 * correct / max(1, total):.2f}")
@@ -223,7 +227,7 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
 
 
 def _train_labeler(examples: list[Example], n_labels: int, cfg: TrainConfig,
-                   ckpt: _Checkpoint) -> np.ndarray:
+                   ckpt: _Checkpoint, times: list[float] | None = None) -> np.ndarray:
     size = 1 << cfg.label_log2_size
     mask = np.uint64(size - 1)
     w, u, step, start = ckpt.resume(size)
@@ -239,6 +243,8 @@ def _train_labeler(examples: list[Example], n_labels: int, cfg: TrainConfig,
             total += ex.heads.shape[0] - 1
             step += 1.0
         ckpt.save(w, u, step, epoch)
+        if times is not None:
+            times.append(round(time.time() - t0, 1))
         logger.info("labeler epoch %d/%d: %.0fs, train label accuracy %.2f", epoch + 1,
                     cfg.label_epochs, time.time() - t0, 100.0 * correct / max(1, total))
     return averaged(w, u, step)
@@ -280,9 +286,10 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
         m = GraphModel(1, w, labels, empty_labels)
         return _dev_uas(m, dev, "mst", {})
 
+    times: dict[str, list[float]] = {"order-1": [], f"order-{cfg.order}": [], "labeler": []}
     pruner = _train_arcs(examples, cfg, 1, cfg.pruner_log2_size if cfg.order > 1 else cfg.log2_size,
                          None, _Checkpoint(ckdir, "order1"), first_order_dev if dev else None,
-                         cfg.pruner_epochs if cfg.order > 1 else cfg.epochs)
+                         cfg.pruner_epochs if cfg.order > 1 else cfg.epochs, times["order-1"])
     temperature = 1.0
     if cfg.order == 1:
         weights, pruner = pruner, None
@@ -317,9 +324,11 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
 
         weights = _train_arcs(examples, cfg, cfg.order, cfg.log2_size, allowed.__getitem__,
                               _Checkpoint(ckdir, f"order{cfg.order}"),
-                              higher_dev if dev else None, cfg.epochs)
+                              higher_dev if dev else None, cfg.epochs,
+                              times[f"order-{cfg.order}"])
     label_weights = _train_labeler(examples, len(labels), cfg,
-                                   _Checkpoint(ckdir, f"labeler-{LABEL_FEATURE_SET}"))
+                                   _Checkpoint(ckdir, f"labeler-{LABEL_FEATURE_SET}"),
+                                   times["labeler"])
     model = GraphModel(cfg.order, weights, labels, label_weights, pruner=pruner,
                        prune_threshold=cfg.prune_threshold, prune_max_heads=cfg.prune_max_heads,
                        prune_temperature=temperature if cfg.order > 1 else 1.0,
@@ -329,6 +338,7 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
         "train_config": asdict(cfg), "train_data": str(train_path),
         "train_data_sha256": _file_hash(train_path), "train_command": command,
         "train_seconds": round(time.time() - t_start, 1),
+        "epoch_seconds": times,       # this run's (a resumed run's earlier ones are not here)
     })
     logger.info("saved %s (%.0fs)", out, time.time() - t_start)
     return model
