@@ -63,6 +63,15 @@ def decoders(c: Components) -> dict[str, dict[str, Any]]:
     return out
 
 
+def analyze_ahead(c: Components, sentences: Sequence[Sequence[str]], accurate: bool,
+                  budget: dict | None = None) -> None:
+    """Run the neural analyser over the sentences of a job as one batch (faster per
+    word), when their parse will use it (the accurate tagger, or a `neural` weight);
+    their parses then find it in the analyser's cache."""
+    if c.analyser is not None and sentences and (accurate or (budget or {}).get(NEURAL)):
+        c.analyser.analyze_batch([list(s) for s in sentences if s])
+
+
 def arc_weight(c: Components, neural: Any, analysed: bool) -> float:
     """The weight of the analyser's arc scores: the budget's `neural` if set, else the
     model's `arc_weight` when the analyser ran for the tags, else 0 (off)."""

@@ -18,7 +18,7 @@ from models.components import Components, load_components
 from models.conllu import Sentence
 from models.errors import ModelError
 from models.graph.decoders import BudgetError, deadline_of
-from models.parse_policy import NEURAL, SELECTIONAL, decoders, parse_tagged
+from models.parse_policy import NEURAL, SELECTIONAL, analyze_ahead, decoders, parse_tagged
 from models.parsed import MultiwordToken, ParsedToken, ParsedTree, assemble, mark_tokens
 from models.registry import resolve
 from models.tagging import ACCURATE, AUTO, FAST, Tagging
@@ -50,10 +50,7 @@ class Pipeline:
     transition = property(lambda self: self.c.transition)
     analyser = property(lambda self: self.c.analyser)
     taggers = property(lambda self: self.tagging.taggers)
-
-    @property
-    def labels(self) -> list[str]:
-        return list(self.c.graph.labels)
+    labels = property(lambda self: list(self.c.graph.labels))
 
     @property
     def arc_weight(self) -> float | None:
@@ -74,9 +71,8 @@ class Pipeline:
 
     def tokenize(self, text: str, split: bool = True, limit: int | None = None
                  ) -> list[list]:
-        """Sentences of the words of raw text (`text.tokenizer.Token`: form, offsets,
-        multiword token, space after); with `limit`, tokenizing stops past `limit`
-        tokens (see `Tokenizer.tokenize_sentence`)."""
+        """Sentences of the words (`text.tokenizer.Token`) of raw text; with `limit`,
+        tokenizing stops past `limit` tokens (`Tokenizer.tokenize_sentence`)."""
         if self.c.tokenizer is None:
             raise ModelError(f"model {self.name} has no tokenizer: send pre-tokenized input")
         tok = self.c.tokenizer
@@ -85,11 +81,8 @@ class Pipeline:
 
     def analyze_ahead(self, sentences: Sequence[Sequence[str]], tagger: str,
                       budget: dict | None = None) -> None:
-        """Run the neural analyser over the sentences of a job as one batch (faster per
-        word), when their parse will use it; their parses then find it done."""
-        if self.c.analyser is not None and sentences and (
-                self.tagging.resolve(tagger) == ACCURATE or (budget or {}).get(NEURAL)):
-            self.c.analyser.analyze_batch([list(s) for s in sentences if s])
+        """Analyse a job's sentences as one batch where their parses will use it."""
+        analyze_ahead(self.c, sentences, self.tagging.resolve(tagger) == ACCURATE, budget)
 
     # ---- parsing -------------------------------------------------------------
     def parse_words(self, forms: Sequence[str], decoder: str = "greedy",
