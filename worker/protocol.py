@@ -29,6 +29,7 @@ import logging
 import os
 from typing import Any
 
+from models.decoders import BudgetError
 from models.errors import DeptreeError, ModelError
 
 logger = logging.getLogger(__name__)
@@ -60,10 +61,9 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, JobError):
         return {"kind": exc.kind, "code": exc.code, "message": exc.message,
                 "limit": exc.limit, "value": exc.value, "got": exc.got}
-    from models.graph.decoders import BudgetError
-
     if isinstance(exc, BudgetError):
-        return {"kind": "budget", "code": "invalid_budget", "message": str(exc)}
+        return {"kind": "budget", "code": exc.code, "message": exc.message,
+                "limit": exc.limit, "value": exc.value, "got": exc.got}
     if isinstance(exc, ModelError):
         return {"kind": "model", "code": "model_error", "message": str(exc)}
     if isinstance(exc, DeptreeError):

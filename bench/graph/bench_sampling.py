@@ -209,8 +209,8 @@ def cmd_accuracy(args, model) -> dict:
         out.append({"decoder": dec, "budget": b, "UAS": round(u, 2), "LAS": round(las, 2),
                     "tokens_per_s": round(tps)})
         print(f"| {dec} | {json.dumps(b)} | {u:.2f} | {las:.2f} | {tps:.0f} |", flush=True)
-    return {"rows": out, "defaults": {"sampling": D.SAMPLING_DEFAULTS,
-                                      "greedy": D.GREEDY_DEFAULTS}}
+    return {"rows": out, "defaults": {"sampling": D.decode_sampling.defaults(),
+                                      "greedy": D.decode_greedy.defaults()}}
 
 
 def cmd_calibration(args, model) -> dict:

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..errors import ModelError
 from .decode_mst import decode_mst
-from .decoders import DECODERS, BudgetError, Decoded, Scorer
+from ..decoders import BudgetError, find
+from .decoders import DECODERS, Decoded, Scorer
 from .encode import EncodedSentence, encode
 from .features import FEATURE_SET
 from .labeler import LABEL_FEATURE_SET, label_scores, predict_labels
@@ -141,23 +142,28 @@ class GraphModel:
 
     def decode(self, enc: EncodedSentence, decoder: str = "greedy",
                budget: dict | None = None, arc_bonus: np.ndarray | None = None,
-               extra_arcs: np.ndarray | None = None) -> Decoded:
-        if decoder not in DECODERS:
-            raise BudgetError(f"unknown decoder {decoder!r}; known: {sorted(DECODERS)}")
+               extra_arcs: np.ndarray | None = None, partner: list[int] | None = None
+               ) -> Decoded:
+        """`partner`: the tree of bgi's `ensemble_with` decoder, when the graph model
+        cannot run it (selectional)."""
+        spec = find(decoder, DECODERS)
         if enc.n == 0:
             raise BudgetError("a sentence needs at least one word")
-        return DECODERS[decoder](self.scorer(enc, arc_bonus=arc_bonus, extra_arcs=extra_arcs),
-                                 dict(budget or {}))
+        sc = self.scorer(enc, arc_bonus=arc_bonus, extra_arcs=extra_arcs)
+        if partner is not None:
+            return spec(sc, budget, ensemble_heads=partner)
+        return spec(sc, budget)
 
     def parse(self, forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str],
               lemmas: Sequence[str] | None = None, decoder: str = "greedy",
               budget: dict | None = None, arc_bonus: np.ndarray | None = None,
-              extra_arcs: np.ndarray | None = None) -> ParsedSentence:
+              extra_arcs: np.ndarray | None = None, partner: list[int] | None = None
+              ) -> ParsedSentence:
         """Heads and relations of one tagged sentence (arc_bonus, extra_arcs: see
-        `scorer`)."""
+        `scorer`; partner: see `decode`)."""
         t0 = time.perf_counter()
         enc = self.encode(forms, lemmas, upos, xpos)
-        dec = self.decode(enc, decoder, budget, arc_bonus, extra_arcs)
+        dec = self.decode(enc, decoder, budget, arc_bonus, extra_arcs, partner)
         deprels = self.label(enc, dec.heads)
         stats = dict(dec.stats)
         stats["seconds"] = time.perf_counter() - t0

@@ -37,8 +37,9 @@ def test_always_valid_tree_on_pruned_graphs(rng):
         S1 = rng.normal(size=(n + 1, n + 1)) * 3
         allowed = prune(S1, 0.005, 3)
         sc = third_order_scorer(rng, n, allowed)
-        for decoder in (decode_greedy, decode_mst_exact):
-            res = decoder(sc, {"restarts": 5, "converge": 2})
+        for decoder, budget in ((decode_greedy, {"restarts": 5, "converge": 2}),
+                                (decode_mst_exact, {})):
+            res = decoder(sc, budget)
             assert is_valid_tree(res.heads), res.heads
             assert all(allowed[res.heads[m], m] for m in range(1, n + 1))
 
