@@ -26,19 +26,22 @@ def is_tree(sent: dict) -> bool:
 
 
 def test_models_lists_every_registered_decoder(http):
-    from models import transition
-    from models.graph.decoders import BUDGET_FIELDS, DECODERS
+    from models import transition  # noqa: F401  (registers selectional)
+    from models.decoders import DECODERS
+    from models.graph.decoders import DECODERS as GRAPH
 
     body = http.get("/models").json()
     assert body["default_model"] == "en_ewt"
     info = body["models"]["en_ewt"]
-    fields = {**{k: list(v) for k, v in BUDGET_FIELDS.items()},
-              "selectional": list(transition.BUDGET_FIELDS)}
     has_transition = "+t" in info["version"]   # the tiny test model has no transition parser
-    assert set(info["decoders"]) == set(DECODERS) | ({"selectional"} if has_transition else set())
+    assert set(info["decoders"]) == set(GRAPH) | ({"selectional"} if has_transition else set())
     neural = ["neural"] if "+a" in info["version"] else []   # a model with arc scores
     for name, dec in info["decoders"].items():
-        assert dec["fields"] == fields[name] + (neural if name in DECODERS else [])
+        assert dec["fields"] == DECODERS[name].names + (neural if name in GRAPH else [])
+        assert list(dec["params"]) == dec["fields"] and dec["doc"]
+    # the server's cap (the field's own: no budget_caps set) and the field's bounds
+    restarts = info["decoders"]["greedy"]["params"]["restarts"]
+    assert (restarts["kind"], restarts["lo"], restarts["cap"]) == ("int", 1, 2000)
     assert info["version"] and info["language"] == "en" and "root" in info["labels"]
 
 

@@ -143,7 +143,7 @@ def test_api_errors_shown_as_a_message(server, page):
     page.select_option("#decoder-a", "greedy")
     page.fill("#budget-a-restarts", "1000000")
     page.click("#parse")
-    page.wait_for_function("document.querySelector('#error').textContent.includes('max_restarts')")
+    page.wait_for_function("document.querySelector('#error').textContent.includes('budget_caps.restarts')")
     assert "budget_limit" in page.inner_text("#error")
 
     page.fill("#budget-a-restarts", "10")                   # fixed: the error goes away
