@@ -180,7 +180,7 @@ def _run_train_frontend(args: argparse.Namespace) -> int:
                                  else "spacy-lookups-data")
     except ModuleNotFoundError as exc:  # spacy-lookups-data not installed
         raise DeptreeError(str(exc)) from exc
-    print(json.dumps(metrics.get("dev_metrics", {}), indent=1))
+    sys.stdout.write(json.dumps(metrics.get("dev_metrics", {}), indent=1) + "\n")
     return 0
 
 

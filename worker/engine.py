@@ -173,7 +173,7 @@ class Engine:
 
     def _run(self, job: dict, cancelled: Callable[[], bool] | None = None
              ) -> list[list[dict]]:
-        from models.pipeline import FAST   # loaded by load()
+        from models.pipeline import FAST  # loaded by load()
 
         for key, kind in JOB_FIELDS.items():
             if not isinstance(job.get(key), kind):

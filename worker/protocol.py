@@ -19,7 +19,8 @@ version of the model that made them (the worker's, whatever the job's), "worker"
 or {"id", "ok": False, "error": {"kind", "code", "message", "limit", "value", "got"},
 "worker": {...}}. A tree is {"tokens": [{id, form, lemma, upos, xpos, head, deprel,
 feats, start?, end?, space_after?}], "multiword": [{first, last, form, start, end}],
-"score", "stats"} (start, end, space_after and multiword tokens from raw text only). Error kinds: "limit" (a size limit, HTTP 413),
+"score", "stats"} (start, end, space_after and multiword tokens from raw text only).
+Error kinds: "limit" (a size limit, HTTP 413),
 "input" / "budget" / "model" (a bad value, 422), "internal" (a bug, 500),
 "crashed" (the worker died on the job, 503).
 """

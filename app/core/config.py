@@ -117,11 +117,12 @@ class Settings(BaseSettings):
     @classmethod
     def _split_dirs(cls, v: Any) -> Any:
         if isinstance(v, str):
-            v = json.loads(v) if v.strip().startswith("[") else [s for s in v.split(os.pathsep) if s]
+            v = json.loads(v) if v.strip().startswith("[") \
+                else [s for s in v.split(os.pathsep) if s]
         return v
 
     @model_validator(mode="after")
-    def _separate_keys(self) -> "Settings":
+    def _separate_keys(self) -> Settings:
         if self.admin_key is not None and self.admin_key == self.api_key:
             raise ValueError("admin_key must differ from api_key")
         # An empty key (DEPTREE_API_KEY= from an unset shell variable) would otherwise

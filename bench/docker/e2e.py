@@ -330,7 +330,8 @@ def kill_worker(rep: Report, compose: Compose) -> None:
 
 def teardown(rep: Report, compose: Compose) -> None:
     compose.down()
-    left = sh("docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={compose.project}")
+    left = sh("docker", "ps", "-aq", "--filter",
+              f"label=com.docker.compose.project={compose.project}")
     rep.add("compose down -v", not left, "no container left" if not left else f"left: {left}")
 
 

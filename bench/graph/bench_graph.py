@@ -367,7 +367,8 @@ def plot_speed(rows, path: Path) -> None:
         ax.annotate(f"K={r['K']}", (r["tokens_per_s"], r["UAS"]), textcoords="offset points",
                     xytext=(4, 4), fontsize=8)
     m = [r for r in rows if r["decoder"] == "mst"]
-    ax.plot([r["tokens_per_s"] for r in m], [r["UAS"] for r in m], "s", label="mst (first-order model)")
+    ax.plot([r["tokens_per_s"] for r in m], [r["UAS"] for r in m], "s",
+            label="mst (first-order model)")
     ax.set_xscale("log")
     ax.set_xlabel("tokens / second (one core)")
     ax.set_ylabel("UAS, en_ewt dev (gold tags)")

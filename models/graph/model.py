@@ -11,15 +11,17 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError
-from .decode_mst import decode_mst
 from ..decoders import BudgetError, find
+from ..errors import ModelError
+from ..text.wordclasses import WordClasses
+from .decode_mst import decode_mst
 from .decoders import DECODERS, Decoded, Scorer
 from .encode import EncodedSentence, encode
 from .features import FEATURE_SET
@@ -27,7 +29,6 @@ from .labeler import LABEL_FEATURE_SET, label_scores, predict_labels
 from .prune import all_arcs, prune
 from .scoring import arc_scores
 from .weights_io import from_sparse, to_sparse
-from ..text.wordclasses import WordClasses
 
 FORMAT_VERSION = 2
 
@@ -204,7 +205,7 @@ class GraphModel:
         self.meta = meta
 
     @classmethod
-    def load(cls, directory: str | Path, labeler: bool = True) -> "GraphModel":
+    def load(cls, directory: str | Path, labeler: bool = True) -> GraphModel:
         """labeler=False: arcs only (label weights dropped), for a model whose labeler
         was trained with other label features and is to be retrained (`relabel`)."""
         d = Path(directory)

@@ -6,8 +6,15 @@ import time
 
 import numpy as np
 
-from ...decoders import DECODERS, DEADLINE, BudgetError, DecoderSpec, Field, deadline_of, \
-    remaining_budget
+from ...decoders import (
+    DEADLINE,
+    DECODERS,
+    BudgetError,
+    DecoderSpec,
+    Field,
+    deadline_of,
+    remaining_budget,
+)
 from .base import Decoded, Scorer
 
 # beam, swaps, alpha, beta tuned on an en_ewt dev subset (bench/RESULTS.md, bgi section)

@@ -20,7 +20,8 @@ def decode(sc: Scorer, budget: dict) -> Decoded:
         heads = decode_mst(np.where(sc.allowed, sc.first_order, -np.inf))
     else:
         heads = decode_mst(sc.S)
-    score = sc.score(heads) if sc.order > 1 else float(sum(sc.S[heads[1:], np.arange(1, len(heads))]))
+    score = sc.score(heads) if sc.order > 1 \
+        else float(sum(sc.S[heads[1:], np.arange(1, len(heads))]))
     return Decoded(heads, score, {"seconds": time.perf_counter() - t0, "deadline_hit": False})
 
 

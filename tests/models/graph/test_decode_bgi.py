@@ -297,7 +297,8 @@ def test_past_deadline_still_returns_a_valid_tree(rng):
 
 def test_ensemble_with_given_heads_of_another_parser(rng):
     """`ensemble_with: selectional`: the Pipeline passes the transition parser's tree
-    as `ensemble_heads`; a request cannot set it (it is no budget field); with a huge gamma BGI reproduces it, and bad heads are refused."""
+    as `ensemble_heads` (no budget field: a request cannot set it); with a huge gamma
+    BGI reproduces it, and bad heads are refused."""
     sc = _scorer(rng, 7, 3)
     other = DECODERS["mst"](sc, {}).heads
     res = decode_bgi(sc, {"ensemble_with": "selectional"},

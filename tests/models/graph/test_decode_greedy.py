@@ -74,7 +74,8 @@ def test_deadline_returns_best_so_far(rng):
 
 
 @pytest.mark.parametrize("budget", [{"restarts": 0}, {"restarts": -3}, {"converge": "x"},
-                                    {"init": "random"}, {"init": 3}, {"deadline_ms": -1}, {"seed": 1.5}])
+                                    {"init": "random"}, {"init": 3}, {"deadline_ms": -1},
+                                    {"seed": 1.5}])
 def test_bad_budget_is_rejected(rng, budget):
     from models.graph.decoders import BudgetError
 
@@ -93,5 +94,5 @@ def test_tree_score_equals_weights_dot_features(rng):
             sc = Scorer(order, sc.S, sc.allowed, sc.attrs, sc.upos_prefix, sc.weights, sc.mask)
             heads = decode_mst(sc.S)
             feats = tree_features(heads, order, sc.attrs, sc.upos_prefix, np.uint64(MASK))
-            assert sc.score(heads) == pytest.approx(float(sc.weights[feats].astype(np.float64).sum()),
-                                                    rel=1e-5, abs=1e-6)
+            dot = float(sc.weights[feats].astype(np.float64).sum())
+            assert sc.score(heads) == pytest.approx(dot, rel=1e-5, abs=1e-6)

@@ -170,7 +170,8 @@ def test_one_word_sentence(rng):
 
 
 @pytest.mark.parametrize("budget", [
-    {"samples": 0}, {"samples": 2.5}, {"converge": 0}, {"chains": 0}, {"chains": 101}, {"temperature": 0}, {"temperature": -1},
+    {"samples": 0}, {"samples": 2.5}, {"converge": 0}, {"chains": 0}, {"chains": 101},
+    {"temperature": 0}, {"temperature": -1},
     {"temperature": "hot"}, {"temperature": True}, {"cooling": 0}, {"cooling": 1.5},
     {"proposal": "metropolis"}, {"proposal": 1}, {"seed": -1}, {"deadline_ms": 0},
     {"confidence": "yes"}, {"confidence": 1}])

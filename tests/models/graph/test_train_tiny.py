@@ -68,7 +68,8 @@ def test_parse_is_deterministic(tiny):
 
 def test_training_resumes_from_checkpoint(tiny, tmp_path):
     """A rerun into the same directory picks up the finished epochs instead of redoing them."""
-    r = _deptree("-v", "train-graph", "--data", str(tiny / "train.conllu"), "--out", str(tiny / "model"),
+    r = _deptree("-v", "train-graph", "--data", str(tiny / "train.conllu"),
+                 "--out", str(tiny / "model"),
                  "--order", "3", "--epochs", "2", "--pruner-epochs", "2", "--label-epochs", "2",
                  "--log2-size", "18")
     assert r.returncode == 0, r.stderr
