@@ -24,7 +24,7 @@ from models.graph.decode_bgi import run_bgi
 from models.graph.decoders import DECODERS, Decoded
 from models.pipeline import Pipeline
 
-from .bench_graph import DEV, encoded, load_dev, machine
+from .dev_data import DEV, encoded, load_dev, machine
 
 
 def transition_heads(pipe, sent) -> list[int]:
