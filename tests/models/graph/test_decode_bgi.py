@@ -278,7 +278,8 @@ def test_ensemble_with_large_gamma_reproduces_other_tree(rng):
 
 
 @pytest.mark.parametrize("budget", [{"beam": 0}, {"swaps": -1}, {"alpha": 0},
-                                    {"beta": 1.5}, {"beta": "x"},
+                                    {"beta": 1.5}, {"beta": "x"}, {"min_part_prob": -0.1},
+                                    {"min_part_prob": 2}, {"min_part_prob": None},
                                     {"ensemble_with": "bgi"}, {"deadline_ms": 0},
                                     {"ensemble_heads": [0]}])
 def test_budget_validation(rng, budget):
@@ -324,3 +325,21 @@ def test_starts_of_the_swaps(rng):
     for bad in ("yes", True, None):
         with pytest.raises(BudgetError):
             decode_bgi(sc, {"start": bad})
+
+
+def test_min_part_prob_is_a_budget_field(rng):
+    """The budget field `min_part_prob` (its default the search's own, MIN_PART_PROB):
+    0 builds every higher-order part, a large value fewer; both give a valid tree."""
+    from models.graph.decode_bgi import MIN_PART_PROB
+
+    assert decode_bgi.defaults()["min_part_prob"] == MIN_PART_PROB
+    assert "min_part_prob" in decode_bgi.describe()["params"]
+    sc = _scorer(rng, 9, 3)
+    parts = {}
+    for p in (0.0, MIN_PART_PROB, 0.5):
+        res = decode_bgi(sc, {"min_part_prob": p})
+        assert is_valid_tree(res.heads)
+        parts[p] = res.stats["parts"]
+    assert parts[0.0] > parts[0.5] and parts[MIN_PART_PROB] >= parts[0.5]
+    default = decode_bgi(sc, {})
+    assert default.stats["parts"] == parts[MIN_PART_PROB]
