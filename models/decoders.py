@@ -49,6 +49,10 @@ class Field:
     nullable: bool = False
     cap: float | None = None
 
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"budget field {self.name}: kind {self.kind!r} not in {KINDS}")
+
     def check(self, v: Any, cap: float | None = None) -> Any:
         """`v` as this field's type, or BudgetError naming the field, `v` and the bound;
         `cap` (a server's ceiling, see `DecoderSpec.caps`) bounds numbers from above."""
@@ -70,15 +74,21 @@ class Field:
             return v
         if isinstance(v, bool) or not isinstance(v, Integral if self.kind == "int" else Real):
             raise BudgetError(f"{self.name} must be {self.domain()}, got {v!r}")
-        if not isinstance(v, Integral) and not math.isfinite(v):
-            raise BudgetError(f"{self.name} must be finite, got {v!r}")
+        if self.kind == "number":
+            try:
+                v = float(v)                        # an int may exceed every float
+            except OverflowError:
+                raise BudgetError(f"{self.name} must be {self.domain()}, got an integer "
+                                  f"of {len(str(v))} digits") from None
+            if not math.isfinite(v):
+                raise BudgetError(f"{self.name} must be finite, got {v!r}")
         if cap is not None and v > cap:
             raise BudgetError(f"{self.name}={v} exceeds budget_caps.{self.name}={cap:g}",
                               "budget_limit", limit=f"budget_caps.{self.name}", value=cap,
                               got=v)
         if not self.inside(v):
             raise BudgetError(f"{self.name} must be {self.domain()}, got {v!r}")
-        return int(v) if self.kind == "int" else float(v)
+        return int(v) if self.kind == "int" else v
 
     def inside(self, v: float) -> bool:
         if self.lo is not None and (v <= self.lo if self.lo_open else v < self.lo):
