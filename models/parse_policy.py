@@ -87,9 +87,13 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
     accurate tagger), so its scores come at no extra cost. `deadline`
     (time.monotonic()) bounds the partner decoder and the decoder together."""
     spec = find(decoder, specs(c))
-    budget = spec.validate({**c.config.decoder_defaults.get(decoder, {}), **budget})
-    neural = budget.pop(NEURAL, None)
+    budget = {**c.config.decoder_defaults.get(decoder, {}), **budget}
+    neural = budget.pop(NEURAL, None)     # checked by arc_weight: 0 is fine without analyser
+    budget = spec.validate(budget)
     if spec.component == "transition":
+        if neural is not None:
+            raise BudgetError(f"{NEURAL} applies to the graph decoders only",
+                              "field_not_applicable", value=NEURAL)
         heads, deprels, score, stats = _transition(c, forms, lemmas, upos, xpos,
                                                    {**budget, **remaining_budget(deadline)})
         return Decision([int(h) for h in heads], list(deprels), float(score), dict(stats))
