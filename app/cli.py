@@ -180,11 +180,43 @@ def _run_train_frontend(args: argparse.Namespace) -> int:
                                  else "spacy-lookups-data")
     except ModuleNotFoundError as exc:  # spacy-lookups-data not installed
         raise DeptreeError(str(exc)) from exc
-    print(json.dumps(metrics.get("dev_metrics", {}), indent=1))
+    sys.stdout.write(json.dumps(metrics.get("dev_metrics", {}), indent=1) + "\n")
     return 0
 
 
-def _add_parse(sub: argparse._SubParsersAction) -> None:
+def add_budget_flags(p: argparse.ArgumentParser) -> None:
+    """One flag per budget field of the registered decoders (`--deadline-ms` for
+    `deadline_ms`), typed, bounded and documented by their specs; a field several
+    decoders share is one flag. Imports the decoders: only `deptree parse` pays it."""
+    import models.graph.decoders  # noqa: F401  (registers the graph decoders, first)
+    from models import transition  # noqa: F401  (registers selectional)
+    from models.decoders import DECODERS
+    from models.parse_policy import NEURAL_FIELD
+
+    fields: dict[str, list] = {}     # field name -> [(decoder, Field)]
+    for spec in DECODERS.values():
+        extra = (NEURAL_FIELD,) if spec.component == "graph" else ()
+        for f in (*spec.fields, *extra):
+            fields.setdefault(f.name, []).append((spec.name, f))
+    for name, owned in fields.items():
+        docs: dict[str, list[str]] = {}
+        for dec, f in owned:
+            unset = "unset" if f.default is None else f.default
+            docs.setdefault(f"{f.doc} (default {unset})", []).append(dec)
+        f = owned[0][1]
+        opts: dict = {"dest": name, "default": None,
+                      "help": "; ".join(f"{', '.join(d)}: {doc}" for doc, d in docs.items())}
+        if f.kind == "bool":
+            opts["action"] = "store_true"
+        elif f.kind == "choice":
+            opts["choices"] = f.choices
+        else:
+            opts["type"] = int if f.kind == "int" else float
+        p.add_argument("--" + name.replace("_", "-"), **opts)
+    p.set_defaults(budget_fields=list(fields))
+
+
+def _add_parse(sub: argparse._SubParsersAction, budget_flags: bool = True) -> None:
     p = sub.add_parser("parse", help="parse stdin (CoNLL-U, text or tokens) to CoNLL-U on stdout")
     p.add_argument("--model", default="en_ewt", help="model name or directory")
     p.add_argument("--decoder", default="greedy")
@@ -195,31 +227,8 @@ def _add_parse(sub: argparse._SubParsersAction) -> None:
                    help="tagger of text, tokens and re-tagged CoNLL-U: fast (linear), "
                         "accurate (+ the neural analyser, slower; where the model has it) or "
                         "auto (accurate where the model has it, else fast)")
-    p.add_argument("--restarts", type=int)
-    p.add_argument("--converge", type=int)
-    p.add_argument("--init", choices=("uniform", "first_order", "mst"))
-    p.add_argument("--seed", type=int)
-    p.add_argument("--deadline-ms", type=float)
-    p.add_argument("--samples", type=int, help="sampling: sweeps per chain")
-    p.add_argument("--temperature", type=float, help="sampling: initial temperature")
-    p.add_argument("--cooling", type=float, help="sampling: T <- cooling * T per sweep")
-    p.add_argument("--chains", type=int, help="sampling: independent chains")
-    p.add_argument("--proposal", choices=("gibbs", "random_walk"))
-    p.add_argument("--beam", type=int, help="bgi / selectional: beam size")
-    p.add_argument("--margin", type=float, help="selectional: branching margin")
-    p.add_argument("--swaps", type=int, help="bgi: rounds of best single-arc swaps")
-    p.add_argument("--alpha", type=float, help="bgi: arc probability sharpness")
-    p.add_argument("--beta", type=float, help="bgi: loss/gain balance in [0, 1]")
-    p.add_argument("--ensemble-with", help="bgi: bias toward this decoder's tree")
-    p.add_argument("--start", choices=("bgi", "max", "both"),
-                   help="bgi: where the swaps start (default both: the beam's trees and the"
-                        " first-order MST)")
-    p.add_argument("--neural", type=float,
-                   help="graph decoders: weight of the neural analyser's arc scores (0: off; "
-                        "default: the model's calibrated weight with the accurate tagger, "
-                        "else off)")
-    p.add_argument("--confidence", action="store_true", default=None,
-                   help="per-arc confidence (greedy, sampling), written to MISC as HeadConf")
+    if budget_flags:
+        add_budget_flags(p)
     p.add_argument("--file", help="read this file instead of stdin")
     p.set_defaults(func=_run_parse)
 
@@ -227,10 +236,7 @@ def _add_parse(sub: argparse._SubParsersAction) -> None:
 def _run_parse(args: argparse.Namespace) -> int:
     from models.parse_cli import parse_stream
 
-    names = ("restarts", "converge", "init", "seed", "deadline_ms", "samples", "temperature",
-             "cooling", "chains", "proposal", "confidence", "beam", "margin", "swaps", "alpha",
-             "beta", "ensemble_with", "start", "neural")
-    budget = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
+    budget = {k: getattr(args, k) for k in args.budget_fields if getattr(args, k) is not None}
     source = open(args.file, encoding="utf-8") if args.file else sys.stdin
     try:
         parse_stream(source, sys.stdout, model=args.model, decoder=args.decoder, budget=budget,
@@ -241,7 +247,9 @@ def _run_parse(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The CLI; the budget flags of `parse` (they import the decoders) only when `argv`
+    (default: sys.argv) runs `parse`, so that `deptree serve` imports no kernel."""
     parser = argparse.ArgumentParser(prog="deptree", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -249,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_build(sub)
     _add_train(sub)
     _add_train_frontend(sub)
-    _add_parse(sub)
+    _add_parse(sub, "parse" in (sys.argv[1:] if argv is None else argv))
     from app.serve_cli import add_serve, add_worker
 
     add_serve(sub)
@@ -258,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)
     try:

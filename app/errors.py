@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from models.decoders import BudgetError
 from models.errors import DeptreeError
 from worker.protocol import JobError, LimitError
 
@@ -108,7 +109,7 @@ def from_reply_error(err: dict[str, Any]) -> ServiceError:
 def to_service_error(exc: BaseException) -> ServiceError:
     if isinstance(exc, ServiceError):
         return exc
-    if isinstance(exc, (JobError, LimitError)):
+    if isinstance(exc, (JobError, LimitError, BudgetError)):
         return ServiceError(exc.code, exc.message, limit=exc.limit, value=exc.value, got=exc.got,
                             status=413 if isinstance(exc, LimitError) else None)
     if isinstance(exc, DeptreeError):

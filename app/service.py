@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import re
 import time
 import uuid
@@ -28,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from models.decoders import DEADLINE, BudgetError, DecoderSpec, find
 from worker.logsafe import REQUEST_ID
 
 from . import metrics
@@ -93,6 +93,7 @@ class Plan:
     items: list[Item]
     deadline_at: float | None = None
     tagger: str | None = None          # None: the model has no tagger
+    deadline_limit: tuple[str, float] | None = None   # what set deadline_at: (name, ms)
     results: list[tuple[list[dict], bool]] = field(default_factory=list)
     versions: set[str] = field(default_factory=set)    # of the models that made the trees
 
@@ -208,48 +209,32 @@ class ParseService:
         tagger = self.choose_tagger(name, info, tagger)
         decoder = decoder or s.default_decoder
         decs = info["decoders"]
-        if decoder not in decs:
-            raise ServiceError("unknown_decoder", f"unknown decoder {decoder!r}; model {name}"
-                               " has: " + ", ".join(sorted(decs)), value=sorted(decs))
-        fields = list(decs[decoder]["fields"])
-        caps = s.budget_caps()
-        for k, v in requested.items():
-            if k not in fields:
-                raise ServiceError("field_not_applicable", f"{k!r} does not apply to decoder"
-                                   f" {decoder!r}; its budget fields are: {', '.join(fields)}",
-                                   value=k)
-            if v is not None and not isinstance(v, (bool, int, float, str)):
-                raise ServiceError("wrong_type", f"{k} must be a number or a string, got"
-                                   f" {type(v).__name__}", value=k)
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                # an int is finite however large (math.isfinite(10**400) raises OverflowError)
-                if isinstance(v, float) and not math.isfinite(v):
-                    raise ServiceError("invalid_budget", f"{k} must be finite, got {v!r}")
-                if k in caps and v > caps[k][1]:
-                    lim, cap = caps[k]
-                    raise ServiceError("budget_limit", f"{k}={v} exceeds {lim}={cap:g}",
-                                       limit=lim, value=cap, got=v)
-            # deadline_ms is left out of the cache key, so a cached tree would answer a
-            # request the worker refuses: check it here
-            if k == "deadline_ms" and v is not None and (
-                    isinstance(v, (bool, str)) or not v > 0):
-                raise ServiceError("invalid_budget",
-                                   f"deadline_ms must be a positive number, got {v!r}")
+        try:
+            spec = DecoderSpec.from_description(decoder, find(decoder, decs))
+            caps = spec.caps(s.budget_caps)
+            # None: unset. The deadline is left out of the cache key, so a cached tree
+            # would answer a request the worker refuses: every field is checked here.
+            asked = spec.validate({k: v for k, v in requested.items() if v is not None}, caps)
+        except BudgetError as exc:
+            raise ServiceError(exc.code, exc.message, limit=exc.limit, value=exc.value,
+                               got=exc.got) from None
         budget = dict(decs[decoder].get("defaults", {}))
-        budget.update({k: v for k, v in s.default_budget.get(decoder, {}).items() if k in fields})
-        budget.update({k: v for k, v in requested.items() if v is not None})
-        deadline_at = None
-        ms = budget.get("deadline_ms")
-        if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0:
-            deadline_at = time.time() + ms / 1000.0
-        elif ms is None and "deadline_ms" in fields:
+        budget.update({k: v for k, v in s.default_budget.get(decoder, {}).items()
+                       if k in spec.names})
+        budget.update(asked)
+        deadline_at, limit = None, None
+        if budget.get(DEADLINE.name) is not None:
+            deadline_at = time.time() + budget[DEADLINE.name] / 1000.0
+            limit = (DEADLINE.name, budget[DEADLINE.name])
+        elif DEADLINE.name in caps:
             # No deadline asked for: the cap still bounds the request's decoding time
             # (a tree it cuts says deadline_hit and is not cached).
-            deadline_at = time.time() + s.deadline_cap_ms / 1000.0
+            deadline_at = time.time() + caps[DEADLINE.name] / 1000.0
+            limit = (f"budget_caps.{DEADLINE.name}", caps[DEADLINE.name])
         for it in items:
             it.key = cache_key(name, info["version"], decoder, budget, it.kind, it.payload,
                                tagger=tagger)
-        return Plan(name, info, decoder, budget, items, deadline_at, tagger)
+        return Plan(name, info, decoder, budget, items, deadline_at, tagger, limit)
 
     # ---- execution ---------------------------------------------------------------
     async def run(self, plan: Plan, gone: Awaitable[None] | None = None) -> Plan:
@@ -346,9 +331,7 @@ class ParseService:
 
     def _deadline_exceeded(self, plan: Plan) -> ServiceError:
         """504: the trees were not done by the deadline (the request's, else the cap)."""
-        asked = "deadline_ms" in plan.budget
-        limit = "deadline_ms" if asked else "deadline_cap_ms"
-        ms = plan.budget["deadline_ms"] if asked else self.settings.deadline_cap_ms
+        limit, ms = plan.deadline_limit
         return ServiceError("deadline_exceeded", f"the trees were not done {DEADLINE_GRACE_S:g}"
                             f" s after the deadline ({limit}={ms:g}); send fewer or shorter"
                             " sentences, or allow more time", limit=limit, value=ms)

@@ -21,17 +21,13 @@ from typing import Any
 import numpy as np
 
 from models.components import Components
-from models.graph.decoders import (
-    BUDGET_FIELDS,
-    DECODER_DEFAULTS,
-    DECODERS,
-    BudgetError,
-    remaining_budget,
-)
+from models.decoders import DECODERS, BudgetError, DecoderSpec, Field, find, remaining_budget
 
 SELECTIONAL = "selectional"  # the transition model's decoder (Choi & McCallum 2013)
 NEURAL = "neural"            # budget field of the graph decoders: weight of the arc scores
-NEURAL_MAX = 10.0
+NEURAL_FIELD = Field(NEURAL, "number", None, "weight of the neural analyser's arc scores "
+                     "(0: off; unset: the model's arc_weight with the accurate tagger, else "
+                     "off)", lo=0, hi=10.0, nullable=True)
 KEEP_LOGP = float(np.log(0.01))   # arcs the analyser gives at least this probability are
                                   # searched even where the graph model's pruner drops them
 
@@ -45,22 +41,23 @@ class Decision:
     feats: list[str] | None = None  # the analyser's FEATS, when it ran
 
 
-def decoders(c: Components) -> dict[str, dict[str, Any]]:
-    """Decoder name -> its budget fields and defaults."""
+def specs(c: Components) -> dict[str, DecoderSpec]:
+    """The decoders of the model's parts (registry order, graph decoders first), with
+    the model's own defaults (pipeline.json `decoder_defaults`) and, where the model has
+    the neural analyser, the graph decoders' field `neural`."""
     own = c.config.decoder_defaults
-    out = {name: {"fields": list(BUDGET_FIELDS[name]),
-                  "defaults": {**DECODER_DEFAULTS.get(name, {}), **own.get(name, {})}}
-           for name in DECODERS}
-    if c.analyser is not None:          # null: `arc_weight` with the accurate tagger
-        for info in out.values():
-            info["fields"].append(NEURAL)
-            info["defaults"][NEURAL] = None
-    if c.transition is not None:
-        from models import transition as transition_model
-
-        out[SELECTIONAL] = {"fields": list(transition_model.BUDGET_FIELDS),
-                            "defaults": dict(transition_model.DEFAULTS)}
+    out = {}
+    for spec in sorted(DECODERS.values(), key=lambda s: s.component != "graph"):
+        if getattr(c, spec.component, None) is not None:
+            extra = (NEURAL_FIELD,) if spec.component == "graph" and c.analyser else ()
+            out[spec.name] = spec.with_fields(extra, own.get(spec.name))
     return out
+
+
+def decoders(c: Components) -> dict[str, dict[str, Any]]:
+    """Decoder name -> its spec as JSON (`DecoderSpec.describe`: fields, defaults,
+    params)."""
+    return {name: spec.describe() for name, spec in specs(c).items()}
 
 
 def analyze_ahead(c: Components, sentences: Sequence[Sequence[str]], accurate: bool,
@@ -75,11 +72,9 @@ def analyze_ahead(c: Components, sentences: Sequence[Sequence[str]], accurate: b
 def arc_weight(c: Components, neural: Any, analysed: bool) -> float:
     """The weight of the analyser's arc scores: the budget's `neural` if set, else the
     model's `arc_weight` when the analyser ran for the tags, else 0 (off)."""
+    neural = NEURAL_FIELD.check(neural)
     if neural is None:
         return c.config.arc_weight if analysed and c.analyser is not None else 0.0
-    if isinstance(neural, bool) or not isinstance(neural, (int, float)) \
-            or not 0.0 <= neural <= NEURAL_MAX:
-        raise BudgetError(f"{NEURAL} must be a number in [0, {NEURAL_MAX:g}], got {neural!r}")
     if neural and c.analyser is None:
         raise BudgetError(f"model {c.config.name} has no neural analyser: {NEURAL} must be "
                           "0 or unset")
@@ -90,10 +85,8 @@ def _transition(c: Components, forms, lemmas, upos, xpos, budget: dict):
     if c.transition is None:
         raise BudgetError(f"model {c.config.name} has no transition parser: decoder "
                           f"'{SELECTIONAL}' is not available")
-    from models import transition as transition_model
-
-    return transition_model.decode(c.transition, list(forms), list(lemmas) if lemmas else None,
-                                   list(upos), list(xpos), budget)
+    return DECODERS[SELECTIONAL](c.transition, budget, list(forms),
+                                 list(lemmas) if lemmas else None, list(upos), list(xpos))
 
 
 def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
@@ -102,18 +95,21 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
     """Decode one tagged sentence; `analysed`: the analyser ran for its tags (the
     accurate tagger), so its scores come at no extra cost. `deadline`
     (time.monotonic()) bounds the partner decoder and the decoder together."""
+    spec = find(decoder, specs(c))
     budget = {**c.config.decoder_defaults.get(decoder, {}), **budget}
-    neural = budget.pop(NEURAL, None)
-    if decoder == SELECTIONAL:
+    neural = budget.pop(NEURAL, None)     # checked by arc_weight: 0 is fine without analyser
+    budget = spec.validate(budget)
+    if spec.component == "transition":
         if neural is not None:
-            raise BudgetError(f"{NEURAL} applies to the graph decoders only")
+            raise BudgetError(f"{NEURAL} applies to the graph decoders only",
+                              "field_not_applicable", value=NEURAL)
         heads, deprels, score, stats = _transition(c, forms, lemmas, upos, xpos,
                                                    {**budget, **remaining_budget(deadline)})
         return Decision([int(h) for h in heads], list(deprels), float(score), dict(stats))
-    if decoder == "bgi" and budget.get("ensemble_with") == SELECTIONAL \
-            and c.transition is not None:
-        other = _transition(c, forms, lemmas, upos, xpos, remaining_budget(deadline))[0]
-        budget["ensemble_heads"] = [int(h) for h in other]
+    partner = None
+    if budget.get("ensemble_with") == SELECTIONAL and c.transition is not None:
+        partner = [int(h) for h in
+                   _transition(c, forms, lemmas, upos, xpos, remaining_budget(deadline))[0]]
     weight = arc_weight(c, neural, analysed)
     t0 = time.perf_counter()
     analysis = c.analyser.analyze(list(forms)) if weight else None
@@ -123,7 +119,7 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
         extra = analysis.arc_logp >= KEEP_LOGP
     arc_seconds = time.perf_counter() - t0
     res = c.graph.parse(forms, upos, xpos, lemmas, decoder,
-                        {**budget, **remaining_budget(deadline)}, bonus, extra)
+                        {**budget, **remaining_budget(deadline)}, bonus, extra, partner)
     stats = {**res.stats, NEURAL: weight}
     deprels, feats = res.deprels, None
     if analysis is not None:

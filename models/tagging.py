@@ -9,7 +9,6 @@ parsing step, cf. Bohnet & Nivre 2012).
 from __future__ import annotations
 
 import time
-
 from collections.abc import Sequence
 
 import numpy as np

@@ -296,7 +296,7 @@ def serve(model_dirs, tmp_path_factory):
 
 
 # Budgets the slow-request tests may ask for (the defaults cap restarts at 2000).
-SLOW_CAPS = {"DEPTREE_MAX_RESTARTS": "10000", "DEPTREE_MAX_CONVERGE": "10000"}
+SLOW_CAPS = {"DEPTREE_BUDGET_CAPS": '{"restarts": 10000, "converge": 10000}'}
 
 
 @pytest.fixture(scope="session")

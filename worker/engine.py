@@ -24,6 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from models.decoders import DEADLINE
 from models.registry import expand, resolve
 from models.warmup import load_pipelines
 
@@ -172,7 +173,7 @@ class Engine:
 
     def _run(self, job: dict, cancelled: Callable[[], bool] | None = None
              ) -> list[list[dict]]:
-        from models.pipeline import FAST   # loaded by load()
+        from models.pipeline import FAST  # loaded by load()
 
         for key, kind in JOB_FIELDS.items():
             if not isinstance(job.get(key), kind):
@@ -217,9 +218,9 @@ class Engine:
                 if expires is not None and time.time() > expires:
                     raise JobError("expired", f"the gateway stopped waiting for this job;"
                                    f" stopped after {done} of {n} sentences")
-                if deadline_at is not None and "deadline_ms" in fields:
+                if deadline_at is not None and DEADLINE.name in fields:
                     share = (deadline_at - time.time()) * len(forms) / tokens_left
-                    budget["deadline_ms"] = max(1.0, share * 1000.0)
+                    budget[DEADLINE.name] = max(1.0, share * 1000.0)
                 tokens_left -= len(forms)
                 if words is not None:
                     tree = pipe.parse_tokens(words, text, decoder, budget, tagger=tagger)

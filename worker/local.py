@@ -30,7 +30,7 @@ def run_local_worker(conn: Connection, cfg: dict, name: str, log_level: int = lo
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     configure_logging(log_level)
-    from .engine import Engine   # here: the gateway imports this module, never a kernel
+    from .engine import Engine  # here: the gateway imports this module, never a kernel
 
     engine = Engine(WorkerConfig.from_dict(cfg), name=name)
     sending = threading.Lock()   # the warm-up thread sends too

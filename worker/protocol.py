@@ -19,7 +19,8 @@ version of the model that made them (the worker's, whatever the job's), "worker"
 or {"id", "ok": False, "error": {"kind", "code", "message", "limit", "value", "got"},
 "worker": {...}}. A tree is {"tokens": [{id, form, lemma, upos, xpos, head, deprel,
 feats, start?, end?, space_after?}], "multiword": [{first, last, form, start, end}],
-"score", "stats"} (start, end, space_after and multiword tokens from raw text only). Error kinds: "limit" (a size limit, HTTP 413),
+"score", "stats"} (start, end, space_after and multiword tokens from raw text only).
+Error kinds: "limit" (a size limit, HTTP 413),
 "input" / "budget" / "model" (a bad value, 422), "internal" (a bug, 500),
 "crashed" (the worker died on the job, 503).
 """
@@ -29,6 +30,7 @@ import logging
 import os
 from typing import Any
 
+from models.decoders import BudgetError
 from models.errors import DeptreeError, ModelError
 
 logger = logging.getLogger(__name__)
@@ -60,10 +62,9 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, JobError):
         return {"kind": exc.kind, "code": exc.code, "message": exc.message,
                 "limit": exc.limit, "value": exc.value, "got": exc.got}
-    from models.graph.decoders import BudgetError
-
     if isinstance(exc, BudgetError):
-        return {"kind": "budget", "code": "invalid_budget", "message": str(exc)}
+        return {"kind": "budget", "code": exc.code, "message": exc.message,
+                "limit": exc.limit, "value": exc.value, "got": exc.got}
     if isinstance(exc, ModelError):
         return {"kind": "model", "code": "model_error", "message": str(exc)}
     if isinstance(exc, DeptreeError):

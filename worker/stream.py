@@ -89,7 +89,7 @@ class StreamWorker:
     def __init__(self, cfg: WorkerConfig, redis_url: str, prefix: str = "deptree",
                  name: str | None = None, claim_idle_ms: int = 5000, max_deliveries: int = 3,
                  block_ms: int = 1000, heartbeat_s: float | None = None) -> None:
-        from .engine import Engine   # here: the gateway imports this module, never a kernel
+        from .engine import Engine  # here: the gateway imports this module, never a kernel
 
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
         self.engine = Engine(cfg, name=self.name)

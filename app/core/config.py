@@ -99,11 +99,12 @@ class Settings(BaseSettings):
     max_tokens_per_sentence: int = Field(250, ge=1)
     max_chars: int = Field(1_000_000, ge=1)
     max_body_bytes: int = Field(2_000_000, ge=1)
-    max_restarts: int = Field(2000, ge=1)
-    max_converge: int = Field(2000, ge=1)
-    max_beam: int = Field(64, ge=1)
-    max_samples: int = Field(10000, ge=1)
-    deadline_cap_ms: float = Field(10000, gt=0)
+    budget_caps: dict[str, float] = Field(
+        default_factory=dict,
+        description='ceilings of budget fields by field name, over the decoders\' own (GET '
+                    '/models lists them as `cap`), e.g. {"restarts": 10000, "deadline_ms": '
+                    '600}; the deadline_ms ceiling also bounds requests that ask for no '
+                    'deadline')
 
     @field_validator("models", mode="before")
     @classmethod
@@ -116,11 +117,12 @@ class Settings(BaseSettings):
     @classmethod
     def _split_dirs(cls, v: Any) -> Any:
         if isinstance(v, str):
-            v = json.loads(v) if v.strip().startswith("[") else [s for s in v.split(os.pathsep) if s]
+            v = json.loads(v) if v.strip().startswith("[") \
+                else [s for s in v.split(os.pathsep) if s]
         return v
 
     @model_validator(mode="after")
-    def _separate_keys(self) -> "Settings":
+    def _separate_keys(self) -> Settings:
         if self.admin_key is not None and self.admin_key == self.api_key:
             raise ValueError("admin_key must differ from api_key")
         # An empty key (DEPTREE_API_KEY= from an unset shell variable) would otherwise
@@ -133,13 +135,13 @@ class Settings(BaseSettings):
                                     + " to turn it off)" if not key else ""))
         return self
 
-    def budget_caps(self) -> dict[str, tuple[str, float]]:
-        """Budget field -> (limit name, largest allowed value)."""
-        return {"restarts": ("max_restarts", self.max_restarts),
-                "converge": ("max_converge", self.max_converge),
-                "beam": ("max_beam", self.max_beam),
-                "samples": ("max_samples", self.max_samples),
-                "deadline_ms": ("deadline_cap_ms", self.deadline_cap_ms)}
+    @field_validator("budget_caps")
+    @classmethod
+    def _positive_caps(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = [k for k, cap in v.items() if not cap > 0]
+        if bad:
+            raise ValueError(f"budget caps must be positive: {', '.join(bad)}")
+        return v
 
 
 class SettingsError(DeptreeError):

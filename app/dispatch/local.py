@@ -85,7 +85,7 @@ class LocalDispatcher(Dispatcher):
             if h.proc.is_alive():
                 h.proc.kill()              # workers ignore SIGTERM (see worker.local)
                 await asyncio.to_thread(h.proc.join, 5)
-        for job, fut in self.pending:
+        for _job, fut in self.pending:
             if not fut.done():
                 fut.set_exception(ServiceError("not_ready", "the service is stopping"))
         self.pending.clear()

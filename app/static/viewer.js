@@ -17,8 +17,6 @@ const STYLE = {
   word: "#111111", pos: "#555555", arc: "#1f4e8c", diff: "#c2410c",
   wordSize: 15, posSize: 12, labelSize: 12, pad: 12, levelHeight: 24, minWidth: 36,
 };
-const NUMERIC = new Set(["restarts", "converge", "seed", "deadline_ms", "samples", "chains",
-  "beam", "swaps", "temperature", "cooling", "alpha", "beta", "neural"]);
 
 const state = { catalogue: null, last: null };
 const $ = (id) => document.getElementById(id);
@@ -90,7 +88,7 @@ function fillSelect(sel, values, chosen, extra) {
 
 function decoderInfo(decoder) {
   const model = state.catalogue.models[$("model").value];
-  return (model && model.decoders[decoder]) || { fields: [], defaults: {} };
+  return (model && model.decoders[decoder]) || { fields: [], defaults: {}, params: {} };
 }
 
 function buildBudget(side) {
@@ -98,42 +96,53 @@ function buildBudget(side) {
   box.textContent = "";
   const decoder = $(`decoder-${side}`).value;
   if (!decoder) return;
-  const { fields, defaults } = decoderInfo(decoder);
+  const { fields, defaults, params } = decoderInfo(decoder);
   for (const field of fields) {
+    // each field as its decoder's spec describes it (GET /models `params`)
+    const spec = (params || {})[field] || {};
     const id = `budget-${side}-${field}`;
     const dflt = defaults[field];
     const wrap = document.createElement("div");
     wrap.className = "budget-field";
+    wrap.title = spec.doc || "";
     const label = document.createElement("label");
     label.htmlFor = id;
     label.textContent = field;
-    const input = document.createElement("input");
+    let input;
+    if (spec.kind === "choice") {
+      input = document.createElement("select");
+      fillSelect(input, spec.choices || [], dflt === null ? "" : dflt,
+        spec.nullable ? [["", "(none)"]] : []);
+      wrap.append(label, input);
+    } else {
+      input = document.createElement("input");
+      if (spec.kind === "bool" || typeof dflt === "boolean") {
+        input.type = "checkbox";
+        input.checked = field === "confidence" ? true : Boolean(dflt);
+        wrap.classList.add("check");
+        wrap.append(input, label);
+      } else {
+        if (spec.kind === "int" || spec.kind === "number" || typeof dflt === "number") {
+          input.type = "number";
+          input.step = spec.kind === "int" ? "1" : "any";
+          input.inputMode = "decimal";
+        } else {
+          input.type = "text";
+        }
+        input.value = dflt === undefined || dflt === null ? "" : String(dflt);
+        input.placeholder = dflt === undefined || dflt === null ? "default" : String(dflt);
+        wrap.append(label, input);
+      }
+    }
     input.id = id;
     input.dataset.field = field;
-    if (field === "confidence" || typeof dflt === "boolean") {
-      input.type = "checkbox";
-      input.checked = field === "confidence" ? true : dflt;
-      wrap.classList.add("check");
-      wrap.append(input, label);
-    } else {
-      if (typeof dflt === "number" || NUMERIC.has(field)) {
-        input.type = "number";
-        input.step = Number.isInteger(dflt) && !["temperature", "cooling", "alpha", "beta", "neural"].includes(field) ? "1" : "any";
-        input.inputMode = "decimal";
-      } else {
-        input.type = "text";
-      }
-      input.value = dflt === undefined || dflt === null ? "" : String(dflt);
-      input.placeholder = dflt === undefined || dflt === null ? "default" : String(dflt);
-      wrap.append(label, input);
-    }
     box.append(wrap);
   }
 }
 
 function budgetValues(side) {
   const out = {};
-  for (const input of $(`budget-${side}`).querySelectorAll("input")) {
+  for (const input of $(`budget-${side}`).querySelectorAll("input, select")) {
     const field = input.dataset.field;
     if (input.type === "checkbox") {
       if (input.checked) out[field] = true;

@@ -31,12 +31,10 @@ import os
 import platform
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import httpx
@@ -46,83 +44,15 @@ ROOT = Path(__file__).resolve().parents[2]
 # the deploy tests' dashboard readers and the fault tests' load driver
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "deploy"), str(ROOT / "tests" / "reliability")]
 
-from deploy_files import (
-    DASHBOARD,
-    EXEMPT_TARGETS,
-    dashboard,
-    dockerfile_arg,
-    panel_queries,
-    promql,
-)
+from deploy_files import dockerfile_arg
 from load_driver import Load, batches, check_answered
 
+from bench.docker.checks import GATEWAY, Report, logger, port_free, sh, wait_for
 from bench.docker.compose import Compose
+from bench.docker.monitoring import grafana_dashboard, panels, scrapes
 from bench.docker.wheelhouse import fill
 
-logger = logging.getLogger("docker_e2e")
-
-GATEWAY = "http://127.0.0.1:8000"
-PROMETHEUS = "http://127.0.0.1:9090"
-GRAFANA = "http://127.0.0.1:3000"
 WORKERS = 2
-# Grafana's $__rate_interval for a 15 s scrape (timeInterval in the datasource): 4 x 15 s
-RATE_VARS = {"$__rate_interval": "1m", "$__interval": "15s"}
-
-
-class Report:
-    """Check results and figures, in order; Markdown at the end."""
-
-    def __init__(self) -> None:
-        self.rows: list[tuple[str, bool | None, str]] = []
-        self.sections: list[str] = []
-
-    def add(self, what: str, ok: bool | None, detail: str) -> None:
-        self.rows.append((what, ok, detail))
-        logger.info("%s: %s %s", what, {True: "ok", False: "FAILED", None: "-"}[ok], detail)
-
-    @property
-    def failed(self) -> bool:
-        return any(ok is False for _, ok, _ in self.rows)
-
-    def markdown(self, header: str) -> str:
-        out = [header, "", "| step | result | detail |", "| --- | --- | --- |"]
-        for what, ok, detail in self.rows:
-            mark = {True: "ok", False: "**FAILED**", None: "-"}[ok]
-            out.append(f"| {what} | {mark} | {detail.replace('|', '/')} |")
-        return "\n".join(out + [""] + self.sections) + "\n"
-
-
-def sh(*cmd: str, timeout: float = 1800) -> str:
-    return subprocess.run(cmd, capture_output=True, text=True, check=True,
-                          timeout=timeout).stdout.strip()
-
-
-def wait_for(what: str, check, timeout: float, every: float = 1.0):
-    """check() until it returns a true value; its last value or error in the timeout."""
-    t0, last = time.monotonic(), None
-    while time.monotonic() - t0 < timeout:
-        try:
-            last = check()
-            if last:
-                return last
-        except (httpx.HTTPError, KeyError, ValueError, AssertionError) as exc:
-            last = exc
-        time.sleep(every)
-    raise TimeoutError(f"{what}: not within {timeout:.0f} s (last: {last})")
-
-
-def port_free(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) != 0
-
-
-def prom_query(expr: str) -> list[dict]:
-    r = httpx.get(PROMETHEUS + "/api/v1/query", params={"query": expr}, timeout=10)
-    body = r.json()
-    if r.status_code != 200 or body.get("status") != "success":
-        raise ValueError(f"{expr}: {body}")
-    data = body["data"]
-    return data["result"] if data["resultType"] in ("vector", "matrix") else [data]
 
 
 # ---- steps -------------------------------------------------------------------------
@@ -202,91 +132,6 @@ def parse_once(rep: Report) -> None:
     rep.add("POST /parse through the gateway", ok, detail)
 
 
-def traffic(client: httpx.Client, decoders: dict) -> None:
-    """New sentences with every decoder (and the neural arc scores where served), one
-    cache hit: each dashboard panel's series moves."""
-    tag = uuid.uuid4().hex[:8]
-    for decoder in decoders:
-        body = {"decoder": decoder, "sentences": [f"The {decoder} cat {tag} sat on the mat ."]}
-        client.post("/parse", json=body).raise_for_status()
-    if "neural" in decoders.get("mst", {}).get("fields", {}):
-        client.post("/parse", json={"decoder": "mst", "neural": 0.3,
-                                    "sentences": [f"A neural dog {tag} barked ."]})
-    hit = {"sentences": [f"Cached {tag} sentence ."]}
-    client.post("/parse", json=hit)
-    client.post("/parse", json=hit)
-    client.post("/parse", json={"sentences": []})           # a 422: the errors panel
-
-
-def scrapes(rep: Report, compose: Compose) -> None:
-    up = wait_for("Prometheus scrapes the gateway",
-                  lambda: prom_query('up{job="deptree"} == 1'), timeout=120)
-    rep.add("Prometheus scrapes the gateway", True,
-            ", ".join(x["metric"]["instance"] for x in up))
-    hosts = {sh("docker", "inspect", "-f", "{{.Config.Hostname}}", i): i[:12]
-             for i in compose.ids("worker")}
-
-    def seen():
-        names = {x["metric"]["worker"] for x in prom_query("deptree_worker_up == 1")}
-        return {h for h in hosts if any(n.startswith(h + ":") for n in names)} == set(hosts)
-    try:
-        wait_for("both workers' series", seen, timeout=120)
-        rep.add("workers' series in Prometheus", True,
-                f"deptree_worker_up == 1 for the {len(hosts)} worker containers "
-                f"{sorted(hosts.values())}")
-    except TimeoutError as exc:
-        rep.add("workers' series in Prometheus", False, str(exc))
-
-
-def grafana_dashboard(rep: Report, password: str | None) -> dict:
-    """The dashboard as Grafana serves it, or the provisioned file without Grafana."""
-    if password is None:
-        rep.add("Grafana", None, "skipped: no grafana/grafana image here (no Debian, PyPI or "
-                "npm package); the panel queries come from " + str(DASHBOARD.relative_to(ROOT)))
-        return dashboard()
-    auth = ("admin", password)
-    wait_for("Grafana /api/health", lambda: httpx.get(GRAFANA + "/api/health", timeout=5)
-             .status_code == 200, timeout=180)
-
-    def provisioned():
-        r = httpx.get(GRAFANA + "/api/dashboards/uid/deptree", auth=auth, timeout=10)
-        return r.json()["dashboard"] if r.status_code == 200 else None
-    dash = wait_for("the provisioned dashboard", provisioned, timeout=120)
-    same = len(panel_queries(dash)) == len(panel_queries())
-    rep.add("Grafana serves the provisioned dashboard", same,
-            f"uid {dash['uid']}, {len(panel_queries(dash))} panel queries")
-    return dash
-
-
-def panels(rep: Report, dash: dict) -> None:
-    with httpx.Client(base_url=GATEWAY, timeout=60) as c:
-        decoders = c.get("/models").json()["models"]["en_ewt"]["decoders"]
-        queries = [(t, ref, promql(e, RATE_VARS)) for t, ref, e in panel_queries(dash)]
-        if "neural" not in decoders.get("mst", {}).get("fields", {}):
-            queries = [q for q in queries if "deptree_arc_seconds" not in q[2]]
-        wanted = [q for q in queries if (q[0], q[1]) not in EXEMPT_TARGETS]
-        state: dict[tuple[str, str], int] = {}
-
-        def complete():
-            traffic(c, decoders)          # a fresh round each try: rate() over 1 m moves
-            for title, ref, expr in wanted:
-                state[(title, ref)] = len(prom_query(expr))
-            return all(state.values())
-        try:
-            wait_for("every panel query returns series", complete, timeout=240, every=10)
-            ok = True
-        except TimeoutError:
-            ok = False
-    empty = [f"{t} ({r})" for (t, r), n in state.items() if not n]
-    rep.add("dashboard panel queries against Prometheus", ok,
-            f"{sum(1 for n in state.values() if n)}/{len(wanted)} return series"
-            + (f"; empty: {empty}" if empty else "")
-            + (f"; exempt: {sorted(EXEMPT_TARGETS)}" if EXEMPT_TARGETS else ""))
-    rep.sections.append("Panel queries (series returned):\n\n| panel | ref | series |\n"
-                        "| --- | --- | --- |\n" + "\n".join(
-                            f"| {t} | {r} | {n} |" for (t, r), n in state.items()) + "\n")
-
-
 def workers_up() -> int:
     return httpx.get(GATEWAY + "/ready", timeout=5).json()["workers"]["workers_up"]
 
@@ -330,7 +175,8 @@ def kill_worker(rep: Report, compose: Compose) -> None:
 
 def teardown(rep: Report, compose: Compose) -> None:
     compose.down()
-    left = sh("docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={compose.project}")
+    left = sh("docker", "ps", "-aq", "--filter",
+              f"label=com.docker.compose.project={compose.project}")
     rep.add("compose down -v", not left, "no container left" if not left else f"left: {left}")
 
 

@@ -24,7 +24,7 @@ from models.graph.decode_bgi import run_bgi
 from models.graph.decoders import DECODERS, Decoded
 from models.pipeline import Pipeline
 
-from .bench_graph import DEV, encoded, load_dev, machine
+from .dev_data import DEV, encoded, load_dev, machine
 
 
 def transition_heads(pipe, sent) -> list[int]:
@@ -51,7 +51,7 @@ def run(model, data, scorers, decoder, budget, ref=None, pipe=None):
             h = np.array([-1] + transition_heads(pipe, s))
             outs.append(Decoded(h, sc.score(h), {}))
     elif budget.get("ensemble_with") == "selectional":
-        outs = [DECODERS[decoder](sc, {**budget, "ensemble_heads": transition_heads(pipe, s)})
+        outs = [DECODERS[decoder](sc, budget, ensemble_heads=transition_heads(pipe, s))
                 for (s, _), sc in zip(data, scorers)]
     else:
         outs = [DECODERS[decoder](sc, dict(budget)) for sc in scorers]

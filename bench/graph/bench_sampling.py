@@ -10,11 +10,11 @@
   calibration  reliability table (confidence bins vs head accuracy) and expected
                calibration error of confidence=true, sampling and greedy
 
-The subset is bench_graph.py's (`--limit` random dev sentences, seed 0). Speeds
+The subset is dev_data.py's (`--limit` random dev sentences, seed 0). Speeds
 are tokens per CPU second of this process (time.process_time, fastest of
 `--repeat` runs), so that other jobs on a shared machine distort them less;
 curve speeds time the decoder alone (scorers built beforehand), accuracy speeds
-model.decode + labelling, as bench_graph.py does. Figures are printed as
+model.decode + labelling, as dev_data.run does. Figures are printed as
 Markdown and written as JSON beside this file. Not a test.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_graph import DEV, encoded, load_dev, machine
+from dev_data import DEV, encoded, load_dev, machine
 
 from models.conllu import read_conllu
 from models.graph import decoders as D
@@ -181,7 +181,7 @@ def cmd_curve(args, model) -> dict:
 
 def run(model, data, decoder, budget):
     """(UAS, LAS, tokens per CPU second) of model.decode + labelling, the
-    fastest of REPEAT runs (bench_graph.run, timed in CPU time)."""
+    fastest of REPEAT runs (dev_data.run, timed in CPU time)."""
     best = float("inf")
     for _ in range(REPEAT):
         t0 = time.process_time()
@@ -209,8 +209,8 @@ def cmd_accuracy(args, model) -> dict:
         out.append({"decoder": dec, "budget": b, "UAS": round(u, 2), "LAS": round(las, 2),
                     "tokens_per_s": round(tps)})
         print(f"| {dec} | {json.dumps(b)} | {u:.2f} | {las:.2f} | {tps:.0f} |", flush=True)
-    return {"rows": out, "defaults": {"sampling": D.SAMPLING_DEFAULTS,
-                                      "greedy": D.GREEDY_DEFAULTS}}
+    return {"rows": out, "defaults": {"sampling": D.decode_sampling.defaults(),
+                                      "greedy": D.decode_greedy.defaults()}}
 
 
 def cmd_calibration(args, model) -> dict:

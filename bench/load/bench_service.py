@@ -106,7 +106,7 @@ def throughput(url: str, model: str, decoder: str, batches: list[list[list[str]]
 def latency(url: str, model: str, decoder: str, sents: list[list[str]]) -> tuple[dict, dict]:
     out = []
     with httpx.Client(base_url=url, timeout=600) as c:
-        for rnd in ("miss", "hit"):
+        for _round in ("miss", "hit"):
             lat, cached = [], 0
             for s in sents:
                 t0 = time.perf_counter()

@@ -29,11 +29,11 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
 
+from models.neural.network import NeuralAnalyser
+from models.neural.tagger import AnalyserTagger
 from models.text._conllu import read_conllu
 from models.text.feats import FeatsGuesser
 from models.text.lemmatizer import Lemmatizer
-from models.neural.network import NeuralAnalyser
-from models.neural.tagger import AnalyserTagger
 from models.text.scoring import accuracy
 from models.text.tagger import Tagger
 from models.text.tokenizer import Tokenizer

@@ -141,7 +141,8 @@ def main() -> int:
         f"- date: {now:%Y-%m-%d %H:%M} UTC, commit {commit}",
         f"- machine: {machine()} (shared with other work; numba, one thread)",
         (f"- model: `{shown}`,"
-        f" trained with `{tr.get('command', '?')}`; training tags: {tr.get('tags', '?')}, dev tags for model selection:"
+        f" trained with `{tr.get('command', '?')}`; training tags: {tr.get('tags', '?')},"
+        f" dev tags for model selection:"
         f" {tr.get('dev_tags', 'gold')}; static oracle; best epoch"
         f" {tr.get('best_epoch', '?')} by greedy dev UAS; {boot}"),
         (f"- data: {args.dev}, {len(dev)} sentences, {words} words, gold UPOS/XPOS/lemmas;"

@@ -115,9 +115,9 @@ def _enum(allowed, order, fill, ptype, pabcd, parcs, p, min_prob, ch, markers):
                         if markers:
                             k = _emit(k, fill, PART_TRISIB, h, h, ci, ch[j], ai, aj, -1,
                                       ptype, pabcd, parcs, p, min_prob)
-                        for l in range(j + 1, nc):
-                            k = _emit(k, fill, PART_TRISIB, h, ci, ch[j], ch[l], ai, aj,
-                                      h * n1 + ch[l], ptype, pabcd, parcs, p, min_prob)
+                        for q in range(j + 1, nc):
+                            k = _emit(k, fill, PART_TRISIB, h, ci, ch[j], ch[q], ai, aj,
+                                      h * n1 + ch[q], ptype, pabcd, parcs, p, min_prob)
                     if h > 0:
                         for g in range(n1):
                             if g == ci or not allowed[g, h]:

@@ -334,8 +334,9 @@ def beam_construct(beam, beta, allowed, w, parcs, aptr, apart, p, fb):
     cc = np.empty(beam)
     beam_start(allowed, w, parcs, aptr, apart, p, a0, i0, l0, g0, d0, c0, r0, m0, h0, s0)
     # np.int64(1), not the literal: beam_step is then compiled once, not also for Literal[int](1)
-    r = beam_run(n1 - 1, np.int64(1), beam, beta, w, parcs, aptr, apart, p, fb, a0, i0, l0, g0, d0, c0,
-                 r0, m0, h0, s0, a1, i1, l1, g1, d1, c1, r1, m1, h1, s1, V, fbarc, cb, ce, cc)
+    r = beam_run(n1 - 1, np.int64(1), beam, beta, w, parcs, aptr, apart, p, fb, a0, i0, l0, g0,
+                 d0, c0, r0, m0, h0, s0, a1, i1, l1, g1, d1, c1, r1, m1, h1, s1, V, fbarc, cb, ce,
+                 cc)
     nb = r // 2
     out = np.empty((nb, n1), np.int64)
     src = h1 if r % 2 else h0

@@ -6,8 +6,9 @@ list of n floats in [0, 1], one per word 1..n (list index 0 = word 1), beside
 
 - sampling: after annealing, one more chain starts from the decoded tree (the
   best of all chains) and runs CONFIDENCE_SWEEPS sweeps at the fixed
-  temperature CONFIDENCE_TEMPERATURE; the first fifth is burn-in. A word's confidence is the fraction of the remaining sweeps' trees
-  in which it has the decoded head: a Monte Carlo estimate of the marginal
+  temperature CONFIDENCE_TEMPERATURE; the first fifth is burn-in. A word's confidence
+  is the fraction of the remaining sweeps' trees in which it has the decoded head: a
+  Monte Carlo estimate of the marginal
   p(head of m = decoded head) under p(y) ~ exp(s(y)/CONFIDENCE_TEMPERATURE).
   This phase never changes the decoded tree. When the deadline leaves it no
   sample, `confidence` is None.

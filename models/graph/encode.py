@@ -11,9 +11,9 @@ an unseen word simply hashes to features that carry no weight.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 

@@ -11,22 +11,24 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
+from ..decoders import BudgetError, find
 from ..errors import ModelError
+from ..text.wordclasses import WordClasses
 from .decode_mst import decode_mst
-from .decoders import DECODERS, BudgetError, Decoded, Scorer
+from .decoders import DECODERS, Decoded, Scorer
 from .encode import EncodedSentence, encode
 from .features import FEATURE_SET
 from .labeler import LABEL_FEATURE_SET, label_scores, predict_labels
 from .prune import all_arcs, prune
 from .scoring import arc_scores
 from .weights_io import from_sparse, to_sparse
-from ..text.wordclasses import WordClasses
 
 FORMAT_VERSION = 2
 
@@ -141,23 +143,28 @@ class GraphModel:
 
     def decode(self, enc: EncodedSentence, decoder: str = "greedy",
                budget: dict | None = None, arc_bonus: np.ndarray | None = None,
-               extra_arcs: np.ndarray | None = None) -> Decoded:
-        if decoder not in DECODERS:
-            raise BudgetError(f"unknown decoder {decoder!r}; known: {sorted(DECODERS)}")
+               extra_arcs: np.ndarray | None = None, partner: list[int] | None = None
+               ) -> Decoded:
+        """`partner`: the tree of bgi's `ensemble_with` decoder, when the graph model
+        cannot run it (selectional)."""
+        spec = find(decoder, DECODERS)
         if enc.n == 0:
             raise BudgetError("a sentence needs at least one word")
-        return DECODERS[decoder](self.scorer(enc, arc_bonus=arc_bonus, extra_arcs=extra_arcs),
-                                 dict(budget or {}))
+        sc = self.scorer(enc, arc_bonus=arc_bonus, extra_arcs=extra_arcs)
+        if partner is not None:
+            return spec(sc, budget, ensemble_heads=partner)
+        return spec(sc, budget)
 
     def parse(self, forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str],
               lemmas: Sequence[str] | None = None, decoder: str = "greedy",
               budget: dict | None = None, arc_bonus: np.ndarray | None = None,
-              extra_arcs: np.ndarray | None = None) -> ParsedSentence:
+              extra_arcs: np.ndarray | None = None, partner: list[int] | None = None
+              ) -> ParsedSentence:
         """Heads and relations of one tagged sentence (arc_bonus, extra_arcs: see
-        `scorer`)."""
+        `scorer`; partner: see `decode`)."""
         t0 = time.perf_counter()
         enc = self.encode(forms, lemmas, upos, xpos)
-        dec = self.decode(enc, decoder, budget, arc_bonus, extra_arcs)
+        dec = self.decode(enc, decoder, budget, arc_bonus, extra_arcs, partner)
         deprels = self.label(enc, dec.heads)
         stats = dict(dec.stats)
         stats["seconds"] = time.perf_counter() - t0
@@ -198,7 +205,7 @@ class GraphModel:
         self.meta = meta
 
     @classmethod
-    def load(cls, directory: str | Path, labeler: bool = True) -> "GraphModel":
+    def load(cls, directory: str | Path, labeler: bool = True) -> GraphModel:
         """labeler=False: arcs only (label weights dropped), for a model whose labeler
         was trained with other label features and is to be retrained (`relabel`)."""
         d = Path(directory)

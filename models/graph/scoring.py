@@ -14,6 +14,7 @@ from numba import njit
 
 from .features import (
     MAX_FEATURES,
+    MAX_VALENCY,
     PART_ARC,
     PART_BIGRAM,
     PART_GRAND,
@@ -22,7 +23,6 @@ from .features import (
     PART_SIB_R,
     PART_TRISIB,
     PART_VALENCY,
-    MAX_VALENCY,
     arc_features,
     part_features,
 )

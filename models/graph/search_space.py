@@ -51,7 +51,8 @@ def _tables(allowed, S, weighted, cand, ncand, root_ok, cdf, root_cdf):
         root_cdf[m] = acc
 
 
-def build_search_space(allowed: np.ndarray, S: np.ndarray, init: str = "first_order") -> SearchSpace:
+def build_search_space(allowed: np.ndarray, S: np.ndarray, init: str = "first_order"
+                       ) -> SearchSpace:
     """Tables for `init` in {"uniform", "first_order"}."""
     if init not in ("uniform", "first_order"):
         raise ValueError(f"unknown init {init!r}")

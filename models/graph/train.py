@@ -13,15 +13,16 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from ..conllu import Sentence, read_conllu, validate_tree
 from ..errors import ModelError
 from ..progress import progress_bar
+from ..text.wordclasses import WordClasses
 from .decode_greedy import greedy_search
 from .decode_mst import decode_mst
 from .encode import EncodedSentence, encode
@@ -32,7 +33,6 @@ from .prune import all_arcs, fit_temperature, prune, pruning_recall
 from .rng import new_state
 from .scoring import arc_scores, new_memo, tree_features, tree_score
 from .search_space import build_search_space
-from ..text.wordclasses import WordClasses
 
 logger = logging.getLogger(__name__)
 

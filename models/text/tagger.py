@@ -7,13 +7,14 @@ suffixes at -2..+2, word bigrams) and of the two previous predicted classes; wit
 `word_classes`, also Brown-cluster prefixes and WordNet classes (`wordclasses`).
 Features are hashed into a fixed [2**n_bits, n_classes] float32 weight matrix
 (no feature dictionary); per-word-type feature hashes (crc32 of strings) are
-computed once per type and cached, the rest is numba (`_tagger_kernels`).
+computed once per type and cached (`tagger_features`), the rest is numba
+(`_tagger_kernels`).
 
 Training uses the dense matrix `W` (428 MB for 2**20 rows and 102 classes).
 A loaded tagger keeps only its non-zero weights (`compact_weights`): ~73% of
 the rows are all zero and the rest hold ~3 non-zeros on average, so rows with
 more than n_classes / 8 non-zeros are kept dense in `Wc` and the others as
-(class, value) pairs; en_ewt: ~12 MB per direction instead of 428 MB, same
+(class, value) pairs (`tagger_weights`); en_ewt: ~12 MB per direction instead of 428 MB, same
 scores to the bit (the dense sums minus their additions of zero).
 
 Model files: `tagger.json` (format version, classes, templates, hash, seed,
@@ -29,170 +30,31 @@ import hashlib
 import json
 import logging
 import os
-import threading
 import zlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from models.text import _tagger_kernels as K
-from models.text import wordclasses
-from models.text.shape import char_classes
+from models.text.tagger_features import (
+    PAD,
+    TYPE_FEATURES,
+    TypeCache,
+    ambiguity_classes,
+    templates,
+)
+from models.text.tagger_weights import compact_weights, nonzero_weights
 from models.text.wordclasses import WordClasses
 
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-TYPE_FEATURES = ("w", "l", "p1", "p2", "p3", "p4", "s1", "s2", "s3", "s4", "shape", "flags",
-                 "amb")
-AMB = 12
-# (offset, type feature); indices into TYPE_FEATURES
-STATIC_TEMPLATES = [(0, i) for i in range(len(TYPE_FEATURES))] + [
-    (-1, 1), (-2, 1), (1, 1), (2, 1), (-1, 8), (1, 8), (-1, 10), (1, 10), (2, 10),
-    (1, 9), (-1, 7), (1, 6), (-2, 8), (2, 8), (-1, AMB), (1, AMB), (2, AMB), (-2, AMB),
-]
-PAIR_TEMPLATES = [(-1, 1, 0, 1), (0, 1, 1, 1), (1, 1, 2, 1), (-1, 1, 1, 1), (0, 8, 1, 8),
-                  (0, 10, 1, 10), (-1, 10, 0, 10), (0, 1, 1, 10), (0, AMB, 1, AMB),
-                  (-1, AMB, 0, AMB), (0, 1, 1, AMB), (0, 8, 1, AMB)]
-_PAD = ("<s>", "</s>")
-PRED = len(TYPE_FEATURES)  # column of the level-1 tag in a stacked tagger
-STACK_TEMPLATES = [(0, PRED), (-1, PRED), (1, PRED), (2, PRED), (-2, PRED)]
-STACK_PAIRS = [(1, PRED, 2, PRED), (-1, PRED, 1, PRED), (0, 1, 1, PRED), (0, PRED, 1, PRED),
-               (0, 1, 0, PRED), (-1, PRED, 0, 1)]
-# Word classes (`wordclasses.FEATURES`, columns after TYPE_FEATURES): cluster
-# prefixes of the word and its neighbours, WordNet classes with spelling and context.
-C4, C6, C10, CF, WN = range(len(TYPE_FEATURES), len(TYPE_FEATURES) + len(wordclasses.FEATURES))
-WC_TEMPLATES = [(0, C4), (0, C6), (0, C10), (0, CF), (-1, C6), (1, C6), (-1, CF), (1, CF),
-                (-2, C6), (2, C6), (0, WN), (-1, WN), (1, WN)]
-WC_PAIRS = [(0, WN, 0, 10), (0, WN, 0, 8), (0, WN, 0, AMB), (-1, WN, 0, WN), (0, WN, 1, WN),
-            (0, WN, 1, 1), (-1, 1, 0, WN)]
-
-
-def _type_strings(form: str, amb: dict[str, str]) -> list[str]:
-    low = form.lower()
-    shape = char_classes(form, 12)
-    flags = "".join((
-        "D" if any(c.isdigit() for c in form) else "",
-        "H" if "-" in form else "",
-        "U" if any(c.isupper() for c in form) else "",
-        "A" if form.isupper() else "",
-        "T" if form[:1].isupper() else "",
-    ))
-    return [form, low, low[:1], low[:2], low[:3], low[:4], low[-1:], low[-2:], low[-3:],
-            low[-4:], shape, flags, amb.get(low, "<unk>")]
-
-
-def compact_weights(flat: np.ndarray, values: np.ndarray, n_rows: int, n_classes: int
-                    ) -> tuple[np.ndarray, ...]:
-    """(row_of, Wc, sp_start, sp_cls, sp_val) of the weights W.flat[flat] = values
-    (flat: strictly increasing indices into a dense [n_rows, n_classes] matrix;
-    layout in `_tagger_kernels`). Rows with more than n_classes / 8 non-zeros
-    are dense rows of Wc (vectorized adds), the others (class, value) pairs."""
-    if n_classes > np.iinfo(np.int16).max or n_rows > np.iinfo(np.int32).max:
-        raise ValueError("too many classes or rows for the compact tagger weights")
-    flat = np.asarray(flat, np.int64)
-    values = np.asarray(values, np.float32)
-    if len(flat) and (flat[0] < 0 or flat[-1] >= n_rows * n_classes
-                      or not np.all(flat[1:] > flat[:-1])):
-        raise ValueError("weight indices must be increasing and inside the matrix")
-    row = flat // n_classes
-    cls = (flat - row * n_classes).astype(np.int16)
-    starts = np.flatnonzero(np.concatenate([[True], row[1:] != row[:-1]]))
-    rows = row[starts]
-    del row
-    counts = np.diff(np.append(starts, len(flat)))
-    dense = counts * 8 > n_classes
-    n_dense = int(dense.sum())
-    row_of = np.full(n_rows, -1, np.int32)
-    row_of[rows[dense]] = np.arange(n_dense, dtype=np.int32)
-    row_of[rows[~dense]] = -2 - np.arange(len(rows) - n_dense, dtype=np.int32)
-    in_dense = np.repeat(dense, counts)
-    Wc = np.zeros((n_dense, n_classes), np.float32)
-    Wc[np.repeat(np.arange(n_dense), counts[dense]), cls[in_dense]] = values[in_dense]
-    sp_start = np.zeros(len(rows) - n_dense + 1, np.int32)
-    np.cumsum(counts[~dense], out=sp_start[1:])
-    return row_of, Wc, sp_start, cls[~in_dense], values[~in_dense]
 
 
 def auto_bits(n_words: int) -> int:
     """log2 of the feature rows for a training set of n_words: about 8 rows per word,
     between 2**16 and 2**20 (en_ewt, 205k words, gets 2**20)."""
     return int(min(20, max(16, int(np.ceil(np.log2(max(2, n_words)))) + 3)))
-
-
-def _hash_strings(strings: Sequence[str]) -> np.ndarray:
-    return np.array([zlib.crc32(f"{i}={s}".encode()) for i, s in enumerate(strings)],
-                    np.int64)
-
-
-class _TypeCache:
-    """Per-word-type feature hashes, computed once per form (bounded, thread-safe).
-
-    The only mutable state of a loaded tagger; a lock guards it so that one
-    Tagger can serve several threads.
-    """
-
-    def __init__(self, amb: dict[str, str], word_classes: WordClasses | None = None,
-                 max_size: int = 200_000):
-        self.lock = threading.Lock()
-        self.amb = amb
-        self.word_classes = word_classes
-        self.width = len(TYPE_FEATURES) + (
-            0 if word_classes is None else len(wordclasses.FEATURES))
-        self.max_size = max_size
-        self._reset()
-
-    def _reset(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.table = np.empty((1024, self.width), np.int64)
-        for pad in _PAD:
-            self._add(pad, _hash_strings([pad] * self.width))
-
-    def _strings(self, form: str) -> list[str]:
-        out = _type_strings(form, self.amb)
-        if self.word_classes is not None:
-            out += self.word_classes.strings(form)
-        return out
-
-    def _add(self, form: str, row: np.ndarray) -> int:
-        n = len(self.ids)
-        if n == self.table.shape[0]:
-            self.table = np.concatenate([self.table, np.empty_like(self.table)])
-        self.table[n] = row
-        self.ids[form] = n
-        return n
-
-    def features(self, forms: Sequence[str]) -> np.ndarray:
-        """int64 [len(forms) + 4, K] with two padding rows on each side."""
-        with self.lock:
-            if len(self.ids) > self.max_size:
-                self._reset()
-            ids = [0, 0]
-            get = self.ids.get
-            for f in forms:
-                i = get(f)
-                if i is None:
-                    i = self._add(f, _hash_strings(self._strings(f)))
-                ids.append(i)
-            ids += [1, 1]
-            return self.table[ids]
-
-
-def ambiguity_classes(sentences: Sequence[Sequence[Sequence[str]]], index: dict,
-                      min_count: int = 5, min_share: float = 0.05) -> dict[str, str]:
-    """Lowercased words seen >= min_count times -> "+"-joined ids of their classes."""
-    counts: dict[str, dict[int, int]] = {}
-    for s in sentences:
-        for w in s:
-            d = counts.setdefault(w[0].lower(), {})
-            c = index[(w[1], w[2])]
-            d[c] = d.get(c, 0) + 1
-    out = {}
-    for low, d in counts.items():
-        total = sum(d.values())
-        if total >= min_count:
-            out[low] = "+".join(str(c) for c in sorted(d) if d[c] >= min_share * total)
-    return out
 
 
 class ClassTagger:
@@ -262,14 +124,8 @@ class Tagger(ClassTagger):
         if self.Wc.shape[1] != len(self.classes) or self.row_of.shape[0] != 1 << n_bits:
             raise ValueError("weights do not match n_bits and the classes")
         self.meta = meta or {}
-        static, pairs = list(STATIC_TEMPLATES), list(PAIR_TEMPLATES)
-        if first is not None:
-            static, pairs = static + STACK_TEMPLATES, pairs + STACK_PAIRS
-        if word_classes is not None:
-            static, pairs = static + WC_TEMPLATES, pairs + WC_PAIRS
-        self._static = np.array(static, np.int64)
-        self._pairs = np.array(pairs, np.int64).reshape(-1, 4)
-        self._cache = _TypeCache(self.ambiguity, word_classes)
+        self._static, self._pairs = templates(first is not None, word_classes is not None)
+        self._cache = TypeCache(self.ambiguity, word_classes)
 
     # -- tagging ---------------------------------------------------------------
     def _type_features(self, forms: Sequence[str],
@@ -279,7 +135,7 @@ class Tagger(ClassTagger):
             return tf
         if level1 is None:
             level1 = [self.first.classes[c] for c in self.first.tag_classes(forms)]
-        pred = [_PAD[0]] * 2 + ["|".join(c) for c in level1] + [_PAD[1]] * 2
+        pred = [PAD[0]] * 2 + ["|".join(c) for c in level1] + [PAD[1]] * 2
         col = np.array([zlib.crc32(f"pred={p}".encode()) for p in pred], np.int64)
         return np.concatenate([tf, col[:, None]], axis=1)
 
@@ -301,7 +157,7 @@ class Tagger(ClassTagger):
     def type_strings(self, forms: Sequence[str]) -> list[list[str]]:
         """The per-word strings the features hash (`TYPE_FEATURES`, then the word
         classes'), which the neural tagger embeds."""
-        return [self._cache._strings(f) for f in forms]
+        return [self._cache.strings(f) for f in forms]
 
     def tag_classes(self, forms: Sequence[str]) -> np.ndarray:
         if not forms:
@@ -407,18 +263,7 @@ class Tagger(ClassTagger):
             flat = self.W.reshape(-1)
             nz = np.flatnonzero(flat)
             return nz, flat[nz]
-        n_classes = len(self.classes)
-        dense_rows = np.flatnonzero(self.row_of >= 0)
-        block = self.Wc[self.row_of[dense_rows]]
-        r, c = np.nonzero(block)
-        sparse_rows = np.flatnonzero(self.row_of < -1)
-        sparse_rows = sparse_rows[np.argsort(-2 - self.row_of[sparse_rows])]
-        entry_rows = np.repeat(sparse_rows, np.diff(self.sp_start))
-        flat = np.concatenate([dense_rows[r] * n_classes + c,
-                               entry_rows * n_classes + self.sp_cls])
-        values = np.concatenate([block[r, c], self.sp_val])
-        order = np.argsort(flat, kind="stable")
-        return flat[order], values[order]
+        return nonzero_weights(self.row_of, self.Wc, self.sp_start, self.sp_cls, self.sp_val)
 
     def dense_weights(self) -> np.ndarray:
         """The dense float32 [2**n_bits, n_classes] weights (a new array if compact)."""

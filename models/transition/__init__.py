@@ -6,21 +6,9 @@ for one gold tree), `features` (templates as data, numba extraction), `classifie
 the serving API), `train` / `bootstrap` (training only; never imported by serving).
 
 Serving API: `load(directory)`, `decode(model, forms, lemmas, upos, xpos, budget)`;
-`BUDGET_FIELDS` and `DEFAULTS` describe the budget of decoder "selectional".
+`SPEC` is decoder "selectional" (`models/decoders.py`), registered on import.
 """
 from .. import compile_log  # noqa: F401  (kernels live here: it logs their compiles)
-from .model import (
-                    BEAM_DEFAULT,
-                    BEAM_LIMITS,
-                    MARGIN_DEFAULT,
-                    MARGIN_LIMITS,
-                    TransitionModel,
-                    decode,
-                    load,
-)
+from .model import SPEC, TransitionModel, decode, load
 
-BUDGET_FIELDS = ("beam", "margin", "deadline_ms")
-DEFAULTS = {"beam": BEAM_DEFAULT, "margin": MARGIN_DEFAULT}
-
-__all__ = ["BEAM_LIMITS", "BUDGET_FIELDS", "DEFAULTS", "MARGIN_LIMITS", "TransitionModel",
-           "decode", "load"]
+__all__ = ["SPEC", "TransitionModel", "decode", "load"]

@@ -16,9 +16,10 @@ Decoding reads compact weights (`compact`): a loaded model does not hold the den
 for dense row Wc[k], -1 for an all-zero row, k <= -2 for the (action, value) pairs
 packed in sp[e] = action << 16 | float16 bits of the value (read through the table
 F16), for e = -2 - k, ... up to the first END). Rows with more than A/8 non-zeros are
-dense, the others pairs (one uint32 array: one cache miss per row, not one per array). `compact_probabilities` adds the
-same non-zero floats in the same order as `probabilities` over the dense W, so both
-give bit-identical results. Dense W (training) decodes through the identity map.
+dense, the others pairs (one uint32 array: one cache miss per row, not one per array).
+`compact_probabilities` adds the same non-zero floats in the same order as
+`probabilities` over the dense W, so both give bit-identical results. Dense W
+(training) decodes through the identity map.
 """
 from __future__ import annotations
 

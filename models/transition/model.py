@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..decoders import DEADLINE, DecoderSpec, Field, deadline_of, register
 from ..errors import Errors, ModelError
 from ..graph.encode import encode
 from .classifier import compact, flat_weights, identity_weights
@@ -35,9 +36,7 @@ VERSION = 1
 SYSTEM = "choi-mccallum-2013-hybrid"
 
 BEAM_DEFAULT = 16        # bench/RESULTS.md (selectional section): +1.6 UAS over b=1
-BEAM_LIMITS = (1, 64)
 MARGIN_DEFAULT = 0.88    # the paper's m (Section 4.2)
-MARGIN_LIMITS = (0.0, 1.0)
 
 
 @dataclass
@@ -153,36 +152,31 @@ def load(directory: str | Path) -> TransitionModel:
     return TransitionModel.load(directory)
 
 
-def budget_values(budget: dict | None) -> tuple[int, float]:
-    """Validated (beam, margin) of a request budget; BudgetError otherwise."""
-    from ..graph.decoders import BudgetError  # the service's one budget error
+def _decode(model: TransitionModel, b: dict, forms: Sequence[str],
+            lemmas: Sequence[str] | None, upos: Sequence[str], xpos: Sequence[str]):
+    if not forms:
+        return [], [], 0.0, {"transitions": 0, "branches": 0, "seconds": 0.0}
+    t0 = time.perf_counter()
+    enc = encode(forms, lemmas, upos, xpos)
+    heads, labs, score, stats = model.parse_encoded(enc.attrs, b["beam"], b["margin"],
+                                                    deadline=deadline_of(b))
+    stats["seconds"] = time.perf_counter() - t0
+    stats["beam"], stats["margin"] = b["beam"], b["margin"]
+    return ([int(h) for h in heads[1:]], [model.labels[int(la)] for la in labs[1:]],
+            score, stats)
 
-    budget = budget or {}
-    beam = budget.get("beam", BEAM_DEFAULT)
-    lo, hi = BEAM_LIMITS
-    if isinstance(beam, bool) or not isinstance(beam, (int, np.integer)) or not lo <= beam <= hi:
-        raise BudgetError(f"beam must be an integer in [{lo}, {hi}], got {beam!r}")
-    margin = budget.get("margin", MARGIN_DEFAULT)
-    lo_m, hi_m = MARGIN_LIMITS
-    if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)) \
-            or not lo_m <= margin <= hi_m:
-        raise BudgetError(f"margin must be a number in [{lo_m:g}, {hi_m:g}], got {margin!r}")
-    return int(beam), float(margin)
+
+SPEC = DecoderSpec(
+    "selectional", "transition parser with selectional branching (Choi & McCallum 2013)",
+    (Field("beam", "int", BEAM_DEFAULT, "most transition sequences explored", lo=1, hi=64),
+     Field("margin", "number", MARGIN_DEFAULT, "branch where the best two moves' scores "
+           "differ by less than this", lo=0, hi=1),
+     DEADLINE),
+    _decode, component="transition")
+register(SPEC)
 
 
 def decode(model: TransitionModel, forms: Sequence[str], lemmas: Sequence[str] | None,
            upos: Sequence[str], xpos: Sequence[str], budget: dict | None = None):
     """Parse one sentence: (heads list [h1..hn], deprels list, score, stats)."""
-    from ..graph.decoders import deadline_of
-
-    beam, margin = budget_values(budget)
-    deadline = deadline_of(budget or {})
-    if not forms:
-        return [], [], 0.0, {"transitions": 0, "branches": 0, "seconds": 0.0}
-    t0 = time.perf_counter()
-    enc = encode(forms, lemmas, upos, xpos)
-    heads, labs, score, stats = model.parse_encoded(enc.attrs, beam, margin, deadline=deadline)
-    stats["seconds"] = time.perf_counter() - t0
-    stats["beam"], stats["margin"] = beam, margin
-    return ([int(h) for h in heads[1:]], [model.labels[int(la)] for la in labs[1:]],
-            score, stats)
+    return SPEC(model, budget, forms, lemmas, upos, xpos)

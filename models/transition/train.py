@@ -21,8 +21,8 @@ import numpy as np
 from numba import njit
 
 from ..conllu import read_conllu
-from ..progress import progress_bar
 from ..graph.encode import encode
+from ..progress import progress_bar
 from .bootstrap import bootstrap
 from .classifier import adagrad_epoch
 from .features import DEFAULT_TEMPLATES, N_POS, extract, parse_templates
@@ -309,7 +309,8 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     train(args.train, args.dev, args.out, epochs=args.epochs, n_rows=1 << args.rows_log2,
           alpha=args.alpha, rho=args.rho, eps=args.eps, prune=args.prune, limit=args.limit,
-          jackknife=args.jackknife, dev_tagger=args.dev_tagger, bootstrap_rounds=args.bootstrap, bootstrap_epochs=args.bootstrap_epochs,
+          jackknife=args.jackknife, dev_tagger=args.dev_tagger, bootstrap_rounds=args.bootstrap,
+          bootstrap_epochs=args.bootstrap_epochs,
           command="python -m models.transition.train " + " ".join(argv or sys.argv[1:]))
     return 0
 

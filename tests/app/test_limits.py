@@ -51,9 +51,9 @@ def test_body_size_limit_without_content_length(http):
 
 
 @pytest.mark.parametrize("field,value,limit", [
-    ("restarts", 10**6, "max_restarts"),
-    ("converge", 10**6, "max_converge"),
-    ("deadline_ms", 10_001, "deadline_cap_ms"),
+    ("restarts", 10**6, "budget_caps.restarts"),
+    ("converge", 10**6, "budget_caps.converge"),
+    ("deadline_ms", 10_001, "budget_caps.deadline_ms"),
 ])
 def test_budget_caps_are_422_naming_the_limit(http, field, value, limit):
     err = error(http.post("/parse", json={"sentences": ["A cat."], field: value}), 422)
@@ -139,8 +139,8 @@ def test_deadline_cap_bounds_requests_that_ask_for_no_deadline(serve, slow):
     import time
 
     tokens, budget = slow
-    srv = serve(workers=1, env={"DEPTREE_DEADLINE_CAP_MS": "600", "DEPTREE_MAX_RESTARTS": "10000",
-                                "DEPTREE_MAX_CONVERGE": "10000"})
+    srv = serve(workers=1, env={"DEPTREE_BUDGET_CAPS": '{"deadline_ms": 600, "restarts": 10000,'
+                                                       ' "converge": 10000}'})
     with srv.client() as c:
         t0 = time.monotonic()
         r = c.post("/parse", json={"sentences": [tokens, tokens], **budget})
@@ -150,7 +150,7 @@ def test_deadline_cap_bounds_requests_that_ask_for_no_deadline(serve, slow):
         assert "deadline_ms" not in r.json()["budget"]
         assert elapsed < 0.6 + 5.0
         err = error(c.post("/parse", json={"sentences": ["A cat."], "deadline_ms": 601}), 422)
-        assert (err["limit"], err["value"]) == ("deadline_cap_ms", 600)
+        assert (err["limit"], err["value"]) == ("budget_caps.deadline_ms", 600)
 
 
 @pytest.mark.parametrize("unit", ["a.b,c;d:e!f?g(h)i", "a.b", "ab-"])
@@ -161,7 +161,7 @@ def test_tokenizing_is_bounded_by_the_token_limit(serve, unit):
     as a `text` and as one sentence, and the worker is free for the next request."""
     import time
 
-    srv = serve(workers=1, env={"DEPTREE_DEADLINE_CAP_MS": "10000"})
+    srv = serve(workers=1, env={"DEPTREE_BUDGET_CAPS": '{"deadline_ms": 10000}'})
     text = unit * (850_000 // len(unit))
     with srv.client(timeout=30) as c:
         for body in ({"text": text}, {"sentences": [text]}):

@@ -22,7 +22,7 @@ def test_redis_cache_hit_then_outage_then_recovery(serve, redis_server):
 
         port = rs.port
         rs.stop()                                           # Redis killed mid-run
-        for i in range(3):
+        for _ in range(3):
             r = c.post("/parse", json=body)
             assert r.status_code == 200, r.text
             assert [s["cached"] for s in r.json()["sentences"]] == [False, False]

@@ -114,8 +114,10 @@ def test_datasource_refs_resolve(datasource):
 def test_dashboard_covers_the_issue_panels():
     exprs = " ".join(e for _, _, e in panel_queries())
     want = ["histogram_quantile(0.5, sum by (decoder, le) (rate(deptree_seconds_per_token_bucket",
-            "histogram_quantile(0.95, sum by (decoder, le) (rate(deptree_seconds_per_token_bucket",
-            "deptree_decode_seconds_bucket", "deptree_request_seconds_count", "deptree_errors_total",
+            "histogram_quantile(0.95, sum by (decoder, le) "
+            "(rate(deptree_seconds_per_token_bucket",
+            "deptree_decode_seconds_bucket", "deptree_request_seconds_count",
+            "deptree_errors_total",
             "deptree_tokens_total", "deptree_cache_hits_total", "deptree_cache_misses_total",
             'deptree_restarts_used_bucket{decoder="greedy"',
             'deptree_branches_taken_bucket{decoder="selectional"', "deptree_queue_depth",

@@ -175,7 +175,7 @@ def test_every_dashboard_and_alert_query_on_a_live_server(serve, prometheus):
         assert {x["metric"]["model"] for x in prom.query(expr)["result"]} == {"en_ewt"}, name
 
     # alert rules: each parses as an instant query, and Prometheus evaluates them cleanly
-    for name, expr in rule_queries():
+    for _name, expr in rule_queries():
         prom.query(expr)
 
     def rules_ok():

@@ -11,7 +11,7 @@ import time
 import pytest
 
 STREAM = {"DEPTREE_CLAIM_IDLE_MS": "1000", "DEPTREE_CHUNK_SENTENCES": "4",
-          "DEPTREE_MAX_RESTARTS": "10000", "DEPTREE_MAX_CONVERGE": "10000"}
+          "DEPTREE_BUDGET_CAPS": '{"restarts": 10000, "converge": 10000}'}
 
 
 @pytest.fixture

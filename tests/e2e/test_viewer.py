@@ -99,9 +99,10 @@ def test_two_decoders_drawn_with_differences_highlighted(server, page, tmp_path)
         assert len(arcs) == len(toks)                       # one arc per word, root included
         assert [(a["dep"], a["head"], a["label"], a["text"]) for a in arcs] == \
             [(t["id"], t["head"], t["deprel"], t["deprel"]) for t in toks]
-        assert pane.eval_on_selector_all("svg.tree .word .form", "ts => ts.map(t => t.textContent)") \
+        texts = "ts => ts.map(t => t.textContent)"
+        assert pane.eval_on_selector_all("svg.tree .word .form", texts) \
             == [t["form"] for t in toks]
-        assert pane.eval_on_selector_all("svg.tree .word .pos", "ts => ts.map(t => t.textContent)") \
+        assert pane.eval_on_selector_all("svg.tree .word .pos", texts) \
             == [t["upos"] for t in toks]
         assert {a["dep"] for a in arcs if a["diff"]} == differ
         assert f"{len(differ)} arc(s) differ" in text_of(pane, ".diff-summary")
@@ -143,7 +144,7 @@ def test_api_errors_shown_as_a_message(server, page):
     page.select_option("#decoder-a", "greedy")
     page.fill("#budget-a-restarts", "1000000")
     page.click("#parse")
-    page.wait_for_function("document.querySelector('#error').textContent.includes('max_restarts')")
+    page.wait_for_function("document.querySelector('#error').textContent.includes('budget_caps.restarts')")
     assert "budget_limit" in page.inner_text("#error")
 
     page.fill("#budget-a-restarts", "10")                   # fixed: the error goes away

@@ -28,7 +28,7 @@ def internal_errors(http: httpx.Client) -> float:
     return 0.0
 
 
-DEADLINE_CAP_S = 10.0      # the session server's deadline_cap_ms (the default)
+DEADLINE_CAP_S = 10.0      # the session server's deadline_ms cap (the default)
 
 
 def time_bound(r: httpx.Response) -> float:

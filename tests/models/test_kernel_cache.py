@@ -36,7 +36,8 @@ def test_an_edit_in_another_file_drops_the_kernels(tmp_path):
     invalidate_stale_kernels(tmp_path)
     for c in caches:
         c.write_bytes(b"kernel")
-    (tmp_path / "features.py").write_text("from numba import njit\nA = 2\n")  # not the kernel's file
+    # not the kernel's file
+    (tmp_path / "features.py").write_text("from numba import njit\nA = 2\n")
     assert invalidate_stale_kernels(tmp_path) == 2
     assert not any(c.exists() for c in caches)
     for c in caches:

@@ -5,7 +5,7 @@
 outcome (status, error code, Retry-After, seconds, transport error). The checks in
 `check_answered` are what every fault must keep true: each request sent got an
 answer (200, or a 503 naming its error code with retry advice) within its deadline
-plus one second (issue 20; `deadline_cap_ms` when the body asks for none).
+plus one second (issue 20; `budget_caps.deadline_ms` when the body asks for none).
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def dev_sentences(n: int = 400, skip: int = 0) -> list[str]:
 
 
 BUSY = {"restarts": 1000, "converge": 1000}     # ~0.1 s a sentence: workers stay busy
-DEADLINE_CAP_S = 10.0          # the servers' deadline_cap_ms (the default): a request's
+DEADLINE_CAP_S = 10.0          # the servers' deadline_ms cap (the default): a request's
                                # deadline when its body names none
 
 

@@ -130,7 +130,7 @@ def test_client_that_hangs_up_stops_its_stream_job(serve, redis_server, stream_w
     """The same with the redis backend: the gateway marks the job cancelled in Redis."""
     rs = redis_server()
     env = {"DEPTREE_REDIS_URL": rs.url, "DEPTREE_CACHE": "false",
-           "DEPTREE_MAX_RESTARTS": "10000", "DEPTREE_MAX_CONVERGE": "10000"}
+           "DEPTREE_BUDGET_CAPS": '{"restarts": 10000, "converge": 10000}'}
     stream_worker(env)
     srv = serve(workers=0, args=["--backend", "redis"], env=env)
     with srv.client() as c:

@@ -74,7 +74,7 @@ def test_sigterm_stream_worker_finishes_its_job_and_the_other_takes_the_rest(
     # that a loaded machine does not delay a heartbeat past it
     env = {"DEPTREE_REDIS_URL": rs.url, "DEPTREE_CLAIM_IDLE_MS": "2500",
            "DEPTREE_REQUEST_TIMEOUT_S": str(TIMEOUT_S), "DEPTREE_CACHE": "false",
-           "DEPTREE_MAX_RESTARTS": "10000", "DEPTREE_MAX_CONVERGE": "10000"}
+           "DEPTREE_BUDGET_CAPS": '{"restarts": 10000, "converge": 10000}'}
     workers = [stream_worker(env), stream_worker(env)]
     srv = serve(workers=0, args=["--backend", "redis"], ready_workers=2, env=env)
     r = rs.client()

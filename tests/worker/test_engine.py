@@ -37,7 +37,10 @@ def test_catalogue_lists_every_registered_decoder(engine):
     assert set(info["decoders"]) == set(pipe.decoders()) >= set(DECODERS)
     assert info["version"] and info["labels"] and "parser" in info["components"]
     assert "restarts" in info["decoders"]["greedy"]["fields"]
-    assert info["arc_weight"] == (pipe.arc_weight if pipe.analyser is not None else None)
+    # the catalogue carries each decoder's spec, which the gateway checks budgets with
+    restarts = info["decoders"]["greedy"]["params"]["restarts"]
+    assert (restarts["kind"], restarts["lo"], restarts["cap"]) == ("int", 1, 2000)
+    assert info["arc_weight"] == pipe.arc_weight          # None: no neural analyser
 
 
 def test_each_item_kind(engine):

@@ -6,6 +6,8 @@ import logging
 
 from fastapi import APIRouter
 
+from models.decoders import DecoderSpec
+
 from ...service import default_model, model_taggers
 from ..deps import DispatcherDep, SettingsDep
 
@@ -20,8 +22,10 @@ async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
     `language`, `labels`, `components`, `taggers` (what a request's `tagger` may be:
     [], ["fast"] or ["fast", "accurate"]), `arc_weight` (the weight of the neural arc
     scores when the graph decoders' `neural` is unset and the accurate tagger tags; null
-    for a model without them), `decoders` -> {fields, defaults} (the defaults include
-    the settings' `default_budget`) and `warm`: the decoders every worker has compiled
+    for a model without them), `decoders` -> {doc, fields, defaults, params} (the
+    defaults include the settings' `default_budget`; `params`: each field's kind,
+    default, bounds `lo`/`hi` (`lo_open`: lo excluded) or `choices`, `nullable`, the
+    server's `cap` and a one-line `doc`) and `warm`: the decoders every worker has compiled
     (on a fresh install the others compile in the background; a request for one of them
     waits until it is ready)."""
     cat = dispatcher.catalogue()
@@ -34,7 +38,10 @@ async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
             defaults = dict(d.get("defaults", {}))
             defaults.update({k: v for k, v in settings.default_budget.get(dec, {}).items()
                              if k in d.get("fields", ())})
-            decs[dec] = {"fields": d.get("fields", []), "defaults": defaults}
+            caps = DecoderSpec.from_description(dec, d).caps(settings.budget_caps)
+            params = {k: {**p, **({"cap": caps[k]} if k in caps else {})}
+                      for k, p in d.get("params", {}).items()}
+            decs[dec] = {**d, "defaults": defaults, "params": params}
         info["decoders"] = decs
         models[name] = info
     return {"models": models, "default_model": default_model(settings, cat) if cat else None,

@@ -278,8 +278,10 @@ def test_ensemble_with_large_gamma_reproduces_other_tree(rng):
 
 
 @pytest.mark.parametrize("budget", [{"beam": 0}, {"swaps": -1}, {"alpha": 0},
-                                    {"beta": 1.5}, {"beta": "x"},
-                                    {"ensemble_with": "bgi"}, {"deadline_ms": 0}])
+                                    {"beta": 1.5}, {"beta": "x"}, {"min_part_prob": -0.1},
+                                    {"min_part_prob": 2}, {"min_part_prob": None},
+                                    {"ensemble_with": "bgi"}, {"deadline_ms": 0},
+                                    {"ensemble_heads": [0]}])
 def test_budget_validation(rng, budget):
     sc = _scorer(rng, 4, 3)
     with pytest.raises(BudgetError):
@@ -296,17 +298,18 @@ def test_past_deadline_still_returns_a_valid_tree(rng):
 
 def test_ensemble_with_given_heads_of_another_parser(rng):
     """`ensemble_with: selectional`: the Pipeline passes the transition parser's tree
-    as `ensemble_heads`; with a huge gamma BGI reproduces it, and bad heads are refused."""
+    as `ensemble_heads` (no budget field: a request cannot set it); with a huge gamma
+    BGI reproduces it, and bad heads are refused."""
     sc = _scorer(rng, 7, 3)
     other = DECODERS["mst"](sc, {}).heads
-    res = decode_bgi(sc, {"ensemble_with": "selectional",
-                          "ensemble_heads": [int(h) for h in other[1:]]})
+    res = decode_bgi(sc, {"ensemble_with": "selectional"},
+                     ensemble_heads=[int(h) for h in other[1:]])
     assert is_valid_tree(res.heads) and res.stats["ensemble_with"] == "selectional"
     prob = BGIProblem(sc, 1.0, bias_heads=other, gamma=(1e6, 0.0, 0.0))
     assert (bgi_construct(prob, beta=0.0)[0][0][1:] == other[1:]).all()
     for bad in (None, [0] * 6, [9] * 7, [-1] * 7):
         with pytest.raises(BudgetError):
-            decode_bgi(sc, {"ensemble_with": "selectional", "ensemble_heads": bad})
+            decode_bgi(sc, {"ensemble_with": "selectional"}, ensemble_heads=bad)
 
 
 def test_starts_of_the_swaps(rng):
@@ -322,3 +325,21 @@ def test_starts_of_the_swaps(rng):
     for bad in ("yes", True, None):
         with pytest.raises(BudgetError):
             decode_bgi(sc, {"start": bad})
+
+
+def test_min_part_prob_is_a_budget_field(rng):
+    """The budget field `min_part_prob` (its default the search's own, MIN_PART_PROB):
+    0 builds every higher-order part, a large value fewer; both give a valid tree."""
+    from models.graph.decode_bgi import MIN_PART_PROB
+
+    assert decode_bgi.defaults()["min_part_prob"] == MIN_PART_PROB
+    assert "min_part_prob" in decode_bgi.describe()["params"]
+    sc = _scorer(rng, 9, 3)
+    parts = {}
+    for p in (0.0, MIN_PART_PROB, 0.5):
+        res = decode_bgi(sc, {"min_part_prob": p})
+        assert is_valid_tree(res.heads)
+        parts[p] = res.stats["parts"]
+    assert parts[0.0] > parts[0.5] and parts[MIN_PART_PROB] >= parts[0.5]
+    default = decode_bgi(sc, {})
+    assert default.stats["parts"] == parts[MIN_PART_PROB]

@@ -37,8 +37,9 @@ def test_always_valid_tree_on_pruned_graphs(rng):
         S1 = rng.normal(size=(n + 1, n + 1)) * 3
         allowed = prune(S1, 0.005, 3)
         sc = third_order_scorer(rng, n, allowed)
-        for decoder in (decode_greedy, decode_mst_exact):
-            res = decoder(sc, {"restarts": 5, "converge": 2})
+        for decoder, budget in ((decode_greedy, {"restarts": 5, "converge": 2}),
+                                (decode_mst_exact, {})):
+            res = decoder(sc, budget)
             assert is_valid_tree(res.heads), res.heads
             assert all(allowed[res.heads[m], m] for m in range(1, n + 1))
 
@@ -73,7 +74,8 @@ def test_deadline_returns_best_so_far(rng):
 
 
 @pytest.mark.parametrize("budget", [{"restarts": 0}, {"restarts": -3}, {"converge": "x"},
-                                    {"init": "random"}, {"init": 3}, {"deadline_ms": -1}, {"seed": 1.5}])
+                                    {"init": "random"}, {"init": 3}, {"deadline_ms": -1},
+                                    {"seed": 1.5}])
 def test_bad_budget_is_rejected(rng, budget):
     from models.graph.decoders import BudgetError
 
@@ -92,5 +94,5 @@ def test_tree_score_equals_weights_dot_features(rng):
             sc = Scorer(order, sc.S, sc.allowed, sc.attrs, sc.upos_prefix, sc.weights, sc.mask)
             heads = decode_mst(sc.S)
             feats = tree_features(heads, order, sc.attrs, sc.upos_prefix, np.uint64(MASK))
-            assert sc.score(heads) == pytest.approx(float(sc.weights[feats].astype(np.float64).sum()),
-                                                    rel=1e-5, abs=1e-6)
+            dot = float(sc.weights[feats].astype(np.float64).sum())
+            assert sc.score(heads) == pytest.approx(dot, rel=1e-5, abs=1e-6)

@@ -1,10 +1,9 @@
 import numpy as np
 import pytest
+from graph_fixtures import all_trees
 
 from models.graph.decode_mst import decode_mst
 from models.tree import is_valid_tree
-
-from graph_fixtures import all_trees
 
 
 def _score(S, heads):

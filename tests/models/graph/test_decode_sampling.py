@@ -5,14 +5,7 @@ from graph_fixtures import MASK, all_trees, first_order_scorer, third_order_scor
 
 from models.graph.decode_mst import decode_mst
 from models.graph.decode_sampling import sampling_search
-from models.graph.decoders import (
-    BUDGET_FIELDS,
-    DECODER_DEFAULTS,
-    DECODERS,
-    BudgetError,
-    Scorer,
-    decode_sampling,
-)
+from models.graph.decoders import DECODERS, BudgetError, Scorer, decode_sampling
 from models.graph.prune import all_arcs, prune
 from models.graph.rng import new_state
 from models.graph.scoring import new_memo
@@ -177,7 +170,8 @@ def test_one_word_sentence(rng):
 
 
 @pytest.mark.parametrize("budget", [
-    {"samples": 0}, {"samples": 2.5}, {"converge": 0}, {"chains": 0}, {"chains": 101}, {"temperature": 0}, {"temperature": -1},
+    {"samples": 0}, {"samples": 2.5}, {"converge": 0}, {"chains": 0}, {"chains": 101},
+    {"temperature": 0}, {"temperature": -1},
     {"temperature": "hot"}, {"temperature": True}, {"cooling": 0}, {"cooling": 1.5},
     {"proposal": "metropolis"}, {"proposal": 1}, {"seed": -1}, {"deadline_ms": 0},
     {"confidence": "yes"}, {"confidence": 1}])
@@ -189,11 +183,11 @@ def test_bad_budget_is_rejected(rng, budget):
 
 def test_registered_with_fields_and_defaults(rng):
     assert DECODERS["sampling"] is decode_sampling
-    fields = BUDGET_FIELDS["sampling"]
+    fields = decode_sampling.names
     for f in ("samples", "temperature", "cooling", "proposal", "seed", "deadline_ms",
               "confidence", "chains", "converge"):
         assert f in fields
-    defaults = DECODER_DEFAULTS["sampling"]
+    defaults = decode_sampling.defaults()
     assert set(defaults) <= set(fields)
     assert is_valid_tree(decode_sampling(third_order_scorer(rng, 6), dict(defaults)).heads)
 

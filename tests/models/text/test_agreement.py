@@ -4,15 +4,15 @@ from __future__ import annotations
 from models.text.agreement import agree_with_subjects
 
 VBD3 = "Mood=Ind|Number=Sing|Person=3|Tense=Past|VerbForm=Fin"
-I = "Case=Nom|Number=Sing|Person=1|PronType=Prs"
+FIRST = "Case=Nom|Number=Sing|Person=1|PronType=Prs"
 THEY = "Case=Nom|Number=Plur|Person=3|PronType=Prs"
 WE = "Case=Nom|Number=Plur|Person=1|PronType=Prs"
 
 
 def test_a_past_verb_takes_its_subjects_person_and_number():
-    out = agree_with_subjects([I, VBD3, "_"], [2, 0, 2], ["nsubj", "root", "punct"],
+    out = agree_with_subjects([FIRST, VBD3, "_"], [2, 0, 2], ["nsubj", "root", "punct"],
                               ["I", "left", "."], ["I", "leave", "."], ["PRP", "VBD", "."])
-    assert out == [I, "Mood=Ind|Number=Sing|Person=1|Tense=Past|VerbForm=Fin", "_"]
+    assert out == [FIRST, "Mood=Ind|Number=Sing|Person=1|Tense=Past|VerbForm=Fin", "_"]
     out = agree_with_subjects([THEY, VBD3], [2, 0], ["nsubj", "root"], ["they", "left"],
                               None, ["PRP", "VBD"])
     assert out[1] == "Mood=Ind|Number=Plur|Person=3|Tense=Past|VerbForm=Fin"
@@ -36,10 +36,10 @@ def test_what_is_left_alone():
     vbz = "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"
     md = "VerbForm=Fin"
     cases = [  # (feats, heads, deprels, forms, lemmas, xpos)
-        ([I, VBD3], [2, 0], ["nsubj", "root"], ["I", "was"], ["I", "be"], ["PRP", "VBD"]),
-        ([I, VBD3], [2, 0], ["nsubj", "root"], ["I", "was"], ["_", "_"], ["PRP", "VBD"]),
+        ([FIRST, VBD3], [2, 0], ["nsubj", "root"], ["I", "was"], ["I", "be"], ["PRP", "VBD"]),
+        ([FIRST, VBD3], [2, 0], ["nsubj", "root"], ["I", "was"], ["_", "_"], ["PRP", "VBD"]),
         ([THEY, vbz], [2, 0], ["nsubj", "root"], ["they", "goes"], None, ["PRP", "VBZ"]),
-        ([I, md], [2, 0], ["nsubj", "root"], ["I", "can"], None, ["PRP", "MD"]),
+        ([FIRST, md], [2, 0], ["nsubj", "root"], ["I", "can"], None, ["PRP", "MD"]),
         ([VBD3, noun], [0, 1], ["root", "obj"], ["left", "it"], None, ["VBD", "PRP"]),
     ]
     for feats, *rest in cases:

@@ -10,8 +10,10 @@ TRAIN = [[
     ("walked", "VERB", "VBD", "walk"), ("talked", "VERB", "VBD", "talk"),
     ("went", "VERB", "VBD", "go"), ("The", "DET", "DT", "the"), ("is", "AUX", "VBZ", "be"),
     ("Smiths", "PROPN", "NNPS", "Smith"), ("cats", "NOUN", "NNS", "cat"),
-    ("dogs", "NOUN", "NNS", "dog"), ("'s", "AUX", "VBZ", "be"), ("houses", "NOUN", "NNS", "house"),
-    ("roses", "NOUN", "NNS", "rose"), ("pens", "NOUN", "NNS", "pen"), ("hats", "NOUN", "NNS", "hat"),
+    ("dogs", "NOUN", "NNS", "dog"), ("'s", "AUX", "VBZ", "be"),
+    ("houses", "NOUN", "NNS", "house"),
+    ("roses", "NOUN", "NNS", "rose"), ("pens", "NOUN", "NNS", "pen"),
+    ("hats", "NOUN", "NNS", "hat"),
 ]]
 
 

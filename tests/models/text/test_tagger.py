@@ -11,7 +11,8 @@ from models.text import _tagger_kernels as K
 from models.text._conllu import iter_conllu
 from models.text.scoring import accuracy
 from models.text.shape import char_classes
-from models.text.tagger import Tagger, compact_weights
+from models.text.tagger import Tagger
+from models.text.tagger_weights import compact_weights
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 DEV = os.path.join(ROOT, "..", "shared", "data", "en_ewt", "dev.conllu")

@@ -38,7 +38,10 @@ def test_explored_instances_are_valid_oracle_moves(setup):
 def test_bootstrap_keeps_the_best_round(setup):
     model, _tr, dev, attrs, gold, golds = setup
     dattrs = [_encode(s) for s in dev]
-    score = lambda m: evaluate(m, dev, dattrs)[0]
+
+    def score(m):
+        return evaluate(m, dev, dattrs)[0]
+
     best, history = bootstrap(model, golds, attrs, gold, score, rounds=1, epochs=1, alpha=0.05,
                               rho=0.1, eps=1e-3)
     assert history[0][0] == 0 and len(history) == 2

@@ -89,7 +89,7 @@ def test_decode_api_and_budget(small):
     assert len(heads) == len(deprels) == len(w) and is_valid_tree([-1] + heads)
     assert stats["beam"] == 16 and stats["margin"] == 0.5 and "transitions" in stats
     assert deprels[heads.index(0)] == "root"
-    assert tm.decode(model, *args, None)[3]["beam"] == tm.BEAM_DEFAULT
+    assert tm.decode(model, *args, None)[3]["beam"] == tm.SPEC.defaults()["beam"]
     for bad in ({"beam": 0}, {"beam": 65}, {"beam": 2.0}, {"beam": True}, {"margin": -0.1},
                 {"margin": 1.5}, {"margin": "x"}):
         with pytest.raises(BudgetError):

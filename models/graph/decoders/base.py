@@ -1,0 +1,45 @@
+"""What every graph decoder shares: the scored sentence it searches (`Scorer`), what it
+returns (`Decoded`) and the budget fields several decoders take."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...decoders import Field
+from ..scoring import new_memo, tree_score
+
+
+@dataclass
+class Decoded:
+    heads: np.ndarray
+    score: float
+    stats: dict[str, Any] = field(default_factory=dict)
+    optima: tuple | None = None  # greedy: (trees, scores, counts) of its distinct optima
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """Everything a decoder needs to score trees of one sentence."""
+
+    order: int
+    S: np.ndarray          # float64 (n+1, n+1) arc scores, -inf for pruned arcs
+    allowed: np.ndarray    # bool (n+1, n+1)
+    attrs: np.ndarray
+    upos_prefix: np.ndarray
+    weights: np.ndarray
+    mask: int
+    first_order: np.ndarray | None = None  # scores of the model's own first-order model
+                                           # (its pruner), all arcs; None: use S
+
+    def score(self, heads: np.ndarray) -> float:
+        mk, mv, mf = new_memo(self.S.shape[0] - 1)
+        return float(tree_score(heads, self.order, self.S, self.attrs, self.upos_prefix,
+                                self.weights, np.uint64(self.mask), mk, mv, mf))
+
+
+SEED = Field("seed", "int", 0, "random seed: the same seed gives the same tree", lo=0,
+             hi=2**63 - 1)
+CONFIDENCE = Field("confidence", "bool", False, "per-arc confidence in the stats "
+                   "(models/graph/confidence.py)")
