@@ -59,8 +59,9 @@ class Field:
         if v is None and self.nullable:
             return None
         if isinstance(v, (list, tuple, dict)):
-            raise BudgetError(f"{self.name} must be a number or a string, got "
-                              f"{type(v).__name__}", "wrong_type", value=self.name)
+            want = self.domain() if self.kind in ("int", "number") else "a single value"
+            raise BudgetError(f"{self.name} must be {want}, got {type(v).__name__}",
+                              "wrong_type", value=self.name)
         if self.kind == "bool":
             if not isinstance(v, bool):
                 raise BudgetError(f"{self.name} must be true or false, got {v!r}")
