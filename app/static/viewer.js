@@ -161,7 +161,8 @@ function onModelChange() {
   const a = decoders.includes(dflt) ? dflt : decoders[0];
   const b = decoders.find((d) => d === "mst" && d !== a) || decoders.find((d) => d !== a) || "";
   const taggers = (model && model.taggers) || [];
-  fillSelect($("tagger"), taggers, state.catalogue.default_tagger);
+  const wanted = state.catalogue.default_tagger;   // "auto": the most accurate the model has
+  fillSelect($("tagger"), taggers, wanted === "auto" ? taggers[taggers.length - 1] : wanted);
   $("tagger-field").hidden = !taggers.length;       // a model without tagger: tagged input only
   fillSelect($("decoder-a"), decoders, a);
   fillSelect($("decoder-b"), decoders, b, [["", "(none)"]]);

@@ -24,9 +24,9 @@ def test_metrics_after_parsing(server):
     with server.client() as c:
         sent = f"The metric cat {uuid.uuid4().hex[:6]} sat ."
         for decoder in ("greedy", "mst"):
-            assert c.post("/parse", json={"sentences": [sent, ["A", "b"]],
+            assert c.post("/parse", json={"sentences": [sent, ["A", "b"]], "tagger": "fast",
                                           "decoder": decoder}).status_code == 200
-        c.post("/parse", json={"sentences": [sent]})                  # a cache hit
+        c.post("/parse", json={"sentences": [sent], "tagger": "fast"})  # a cache hit
         c.post("/parse", json={"sentences": []})                      # an error
         info = c.get("/models").json()["models"]["en_ewt"]
         taggers, arcs = info["taggers"], "neural" in info["decoders"]["mst"]["fields"]

@@ -208,17 +208,19 @@ def tags(body: dict) -> list[list[tuple[str, str]]]:
     return [[(t["upos"], t["xpos"]) for t in s["tokens"]] for s in body["sentences"]]
 
 
-def test_models_lists_taggers_and_the_default_tagger_is_fast(http):
+def test_models_lists_taggers_and_the_default_tagger_is_the_most_accurate(http):
     body = http.get("/models").json()
-    assert body["default_tagger"] == "fast"
-    assert body["models"]["en_ewt"]["taggers"] in (["fast"], ["fast", "accurate"])
+    assert body["default_tagger"] == "auto"
+    taggers = body["models"]["en_ewt"]["taggers"]
+    assert taggers in (["fast"], ["fast", "accurate"])
     sent = [unique(), ["Pre", "tokenized", uuid.uuid4().hex[:6]]]
     default = http.post("/parse", json={"sentences": sent}).json()
-    assert default["tagger"] == "fast" and default["decoder"] == "greedy"
-    # asking for "fast" is asking for the default: the same cache entries, the same trees
-    fast = http.post("/parse", json={"sentences": sent, "tagger": "fast"}).json()
-    assert fast["tagger"] == "fast" and [s["cached"] for s in fast["sentences"]] == [True, True]
-    assert [s["tokens"] for s in fast["sentences"]] == [s["tokens"] for s in default["sentences"]]
+    assert default["tagger"] == taggers[-1] and default["decoder"] == "greedy"
+    # asking for that tagger is asking for the default: the same cache entries and trees
+    best = http.post("/parse", json={"sentences": sent, "tagger": taggers[-1]}).json()
+    assert best["tagger"] == taggers[-1]
+    assert [s["cached"] for s in best["sentences"]] == [True, True]
+    assert [s["tokens"] for s in best["sentences"]] == [s["tokens"] for s in default["sentences"]]
     r = http.post("/parse", json={"text": unique(), "tagger": "fast", "output": "conllu"})
     assert r.status_code == 200 and read_conllu_string(r.text)[0].words[0].upos == "DET"
 
@@ -242,10 +244,12 @@ def test_neural_arc_scores_are_a_budget_field_of_the_graph_decoders(http, ewt_de
         pytest.skip("en_ewt has no neural analyser (models/pretrained/en_ewt/neural/ missing)")
     assert info["decoders"]["mst"]["defaults"]["neural"] is None and info["arc_weight"] > 0
     sents = ewt_dev_tokens(32)
-    off = http.post("/parse", json={"sentences": sents, "decoder": "mst"}).json()
+    off = http.post("/parse", json={"sentences": sents, "decoder": "mst",
+                                    "tagger": "fast"}).json()
     assert off["budget"]["neural"] is None          # unset: off with the fast tagger
     assert {s["stats"]["neural"] for s in off["sentences"]} == {0.0}
-    r = http.post("/parse", json={"sentences": sents, "decoder": "mst", "neural": 1.0})
+    r = http.post("/parse", json={"sentences": sents, "decoder": "mst", "neural": 1.0,
+                                  "tagger": "fast"})
     assert r.status_code == 200, r.text
     on = r.json()
     assert on["budget"]["neural"] == 1.0 and not any(s["cached"] for s in on["sentences"])
@@ -275,7 +279,7 @@ def test_accurate_tagger_is_used_reported_and_cached_apart(http, ewt_dev_tokens)
         pytest.skip("en_ewt has no accurate tagger yet (models/pretrained/en_ewt/frontend/"
                     "neural/ missing)")
     sents = ewt_dev_tokens(64)
-    body = {"sentences": sents, "decoder": "mst"}
+    body = {"sentences": sents, "decoder": "mst", "tagger": "fast"}
     fast = http.post("/parse", json=body).json()
     r = http.post("/parse", json={**body, "tagger": "accurate"})
     assert r.status_code == 200, r.text

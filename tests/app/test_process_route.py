@@ -118,14 +118,17 @@ def parse_tags(c, sents: list[list[str]], **extra) -> list[list[tuple[str, str]]
     return [[(t["upos"], t["xpos"]) for t in s["tokens"]] for s in r.json()["sentences"]]
 
 
-def test_tagger_values_other_than_accurate_use_the_fast_tagger(server):
+def test_tagger_values_other_than_a_taggers_name_use_the_default_tagger(server):
     words = [["Dogs", "do", "n't", "bark", "."], ["Cats", "sleep"]]
     results = {v: udpipe_call(server.url, data=CONLLU, model="en_ewt", tagger=v,
                               parser="decoder=mst")["result"]
-               for v in ("", "tag", "fast", "Accurate", "accurate;x")}
+               for v in ("", "tag", "Fast", "Accurate", "accurate;x")}
     assert len(set(results.values())) == 1, results
     with server.client() as c:
-        assert conllu_tags(results[""]) == parse_tags(c, words, tagger="fast")
+        assert conllu_tags(results[""]) == parse_tags(c, words)        # default_tagger
+        fast = udpipe_call(server.url, data=CONLLU, model="en_ewt", tagger="fast",
+                           parser="decoder=mst")["result"]
+        assert conllu_tags(fast) == parse_tags(c, words, tagger="fast")
 
 
 def test_tagger_accurate_retags_with_the_accurate_tagger(server, ewt_dev_tokens):
@@ -142,6 +145,6 @@ def test_tagger_accurate_retags_with_the_accurate_tagger(server, ewt_dev_tokens)
         vertical = "".join("\n".join(s) + "\n\n" for s in sents)
         got = {v: conllu_tags(udpipe_call(server.url, data=vertical, input="vertical",
                                           tagger=v, parser="decoder=mst")["result"])
-               for v in ("", "accurate")}
-        assert got["accurate"] == parse_tags(c, sents, tagger="accurate")
-        assert got[""] == parse_tags(c, sents, tagger="fast") != got["accurate"]
+               for v in ("", "fast", "accurate")}
+        assert got["accurate"] == parse_tags(c, sents, tagger="accurate") == got[""]
+        assert got["fast"] == parse_tags(c, sents, tagger="fast") != got["accurate"]

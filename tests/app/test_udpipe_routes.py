@@ -120,11 +120,11 @@ def test_udpipe2_client_multipart(server):
 
 
 def test_process_behind_the_api_key_models_open(serve):
-    keyed = serve(workers=1, env={"DEPTREE_API_KEY": "s3cret-key"})
+    keyed = serve(workers=1, env={"DEPTREE_API_KEY": "s3cret-key-of-16-chars"})
     with keyed.client() as c:
         assert c.get("/udpipe/models").status_code == 200
         form = {"data": "A keyed test .", "input": "horizontal"}
         assert c.post("/udpipe/process", data=form).status_code == 401
-        r = c.post("/udpipe/process", data=form, headers={"X-API-Key": "s3cret-key"})
+        r = c.post("/udpipe/process", data=form, headers={"X-API-Key": "s3cret-key-of-16-chars"})
         assert r.status_code == 200 and len(trees(r.json()["result"])) == 1
 

@@ -178,7 +178,8 @@ def test_tagger_select_offers_the_models_taggers_and_is_sent(server, page):
     taggers = models["models"]["en_ewt"]["taggers"]
     assert page.is_visible("#tagger")
     assert page.eval_on_selector_all("#tagger option", "os => os.map(o => o.value)") == taggers
-    assert page.input_value("#tagger") == models["default_tagger"] == "fast"
+    assert models["default_tagger"] == "auto"           # the most accurate the model has
+    assert page.input_value("#tagger") == taggers[-1]
     for tagger in taggers:
         page.select_option("#tagger", tagger)
         with page.expect_request(lambda r: r.url.endswith("/parse") and r.method == "POST") as rq:

@@ -6,11 +6,11 @@ vertical (unused, though still checked, when `tokenizer` is present: `data` is t
 raw text, split into sentences; `tokenizer=presegmented` takes one sentence a line),
 `output` = conllu. As in UDPipe, CoNLL-U input keeps its tags unless `tagger` is
 sent, and every line the parser does not own is written back as it came. `tagger`
-is UDPipe's option string for the tagger; deptree reads one value of it:
-`tagger=accurate` (exactly) tags with the accurate tagger (422 `unknown_tagger`
-where the model has none); any other value, the empty string (UDPipe's "tag")
-included, and no `tagger` at all, use the default tagger (`default_tagger`, fast
-unless configured). `parser` may carry deptree options:
+is UDPipe's option string for the tagger; deptree reads two values of it:
+`tagger=accurate` or `tagger=fast` (exactly) tags with that tagger (422
+`unknown_tagger` where the model has none); any other value, the empty string
+(UDPipe's "tag") included, and no `tagger` at all, use the default tagger
+(`default_tagger`: `auto`, the most accurate the model has, unless configured). `parser` may carry deptree options:
 `parser=decoder=greedy;restarts=50`. The answer is
 `{"model", "acknowledgements", "result"}`. Form fields and the query string are
 decoded as strict UTF-8 (400 `invalid_utf8`, as for a JSON body), not with
@@ -50,8 +50,9 @@ ACKNOWLEDGEMENTS = [("deptree: graph-based dependency parser with per-request de
                      " budget (UDPipe-compatible REST endpoint)")]
 FIELDS = tuple(ProcessRequest.model_fields)
 INPUTS = ("conllu", "horizontal", "vertical")
-# models.pipeline.ACCURATE, not imported: the gateway loads no parser code
+# models.tagging's names, not imported: the gateway loads no parser code
 ACCURATE = "accurate"
+FAST = "fast"
 
 
 def _pairs(raw: bytes, where: str) -> dict[str, str]:
@@ -158,7 +159,7 @@ async def process(request: Request, service: ServiceDep, settings: SettingsDep) 
             items = read_horizontal(data, settings)
         else:
             items = read_vertical(data, settings)
-    tagger = ACCURATE if f.get("tagger") == ACCURATE else None   # None: default_tagger
+    tagger = f.get("tagger") if f.get("tagger") in (ACCURATE, FAST) else None  # None: default
     plan = service.plan(_model(f.get("model"), service.dispatcher.catalogue()), decoder, opts,
                         items, tagger=tagger)
     metrics.IN_FLIGHT.inc()
