@@ -168,7 +168,8 @@ def _decode(model: TransitionModel, b: dict, forms: Sequence[str],
 
 SPEC = DecoderSpec(
     "selectional", "transition parser with selectional branching (Choi & McCallum 2013)",
-    (Field("beam", "int", BEAM_DEFAULT, "most transition sequences explored", lo=1, hi=64),
+    (Field("beam", "int", BEAM_DEFAULT, "most transition sequences explored", lo=1, hi=1024,
+           cap=64),
      Field("margin", "number", MARGIN_DEFAULT, "branch where the best two moves' scores "
            "differ by less than this", lo=0, hi=1),
      DEADLINE),

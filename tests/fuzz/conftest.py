@@ -36,7 +36,7 @@ def time_bound(r: httpx.Response) -> float:
     body's `deadline_ms` or else the server's cap."""
     try:
         body = json.loads(r.request.content)
-    except (httpx.RequestNotRead, ValueError):
+    except (httpx.RequestNotRead, ValueError, RecursionError):   # 100k nested arrays
         body = None
     ms = body.get("deadline_ms") if isinstance(body, dict) else None
     if isinstance(ms, (int, float)) and not isinstance(ms, bool) and 0 < ms < DEADLINE_CAP_S * 1e3:

@@ -26,7 +26,8 @@ from .base import Decoded, Scorer
 # "selectional" is the transition parser: the pipeline runs it first and hands its tree
 # over as `ensemble_heads` (the graph model alone cannot run it).
 FIELDS = (
-    Field("beam", "int", 1, "partial trees kept while the tree grows", lo=1, hi=64),
+    Field("beam", "int", 1, "partial trees kept while the tree grows", lo=1, hi=1024,
+          cap=64),
     Field("swaps", "int", 20, "rounds of the best single-arc swap after the search", lo=0,
           hi=1000),
     Field("alpha", "number", 2.0, "sharpness of the arc probabilities", lo=0, hi=100,

@@ -90,7 +90,7 @@ def test_decode_api_and_budget(small):
     assert stats["beam"] == 16 and stats["margin"] == 0.5 and "transitions" in stats
     assert deprels[heads.index(0)] == "root"
     assert tm.decode(model, *args, None)[3]["beam"] == tm.SPEC.defaults()["beam"]
-    for bad in ({"beam": 0}, {"beam": 65}, {"beam": 2.0}, {"beam": True}, {"margin": -0.1},
+    for bad in ({"beam": 0}, {"beam": 1025}, {"beam": 2.0}, {"beam": True}, {"margin": -0.1},
                 {"margin": 1.5}, {"margin": "x"}):
         with pytest.raises(BudgetError):
             tm.decode(model, *args, bad)
