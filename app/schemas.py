@@ -143,13 +143,15 @@ class ProcessRequest(BaseModel):
     model: str | None = Field(None, description="model name or a prefix of one")
     tokenizer: str | None = Field(None, description='present: `data` is raw text; '
                                   '"presegmented": one sentence a line')
-    tagger: str | None = Field(None, description='present: re-tag CoNLL-U input; "accurate":'
-                               ' with the accurate tagger (where the model has it)')
+    tagger: str | None = Field(None, description='present: re-tag CoNLL-U input; "accurate" '
+                               'or "fast": with that tagger (where the model has it), any '
+                               'other value: the default tagger')
     parser: str | None = Field(None, description='deptree options, e.g. '
                                '"decoder=greedy;restarts=50"')
     input: Literal["conllu", "horizontal", "vertical"] | None = Field(
         None, description="format of `data` without `tokenizer` (default conllu)")
-    output: str | None = Field(None, pattern="^conllu", description="conllu (the default)")
+    output: str | None = Field(None, pattern="^(conllu|$)",
+                               description="conllu (the default, also when empty)")
 
 
 class SafeJSONResponse(JSONResponse):
