@@ -10,8 +10,8 @@ is UDPipe's option string for the tagger; deptree reads two values of it:
 `tagger=accurate` or `tagger=fast` (exactly) tags with that tagger (422
 `unknown_tagger` where the model has none); any other value, the empty string
 (UDPipe's "tag") included, and no `tagger` at all, use the default tagger
-(`default_tagger`: `auto`, the most accurate the model has, unless configured). `parser` may carry deptree options:
-`parser=decoder=greedy;restarts=50`. The answer is
+(`default_tagger`: `auto`, the most accurate the model has, unless configured).
+`parser` may carry deptree options: `parser=decoder=greedy;restarts=50`. The answer is
 `{"model", "acknowledgements", "result"}`. Form fields and the query string are
 decoded as strict UTF-8 (400 `invalid_utf8`, as for a JSON body), not with
 replacement characters.
