@@ -85,6 +85,9 @@ class _Run:
         tmp.replace(self.work / STATE)
 
 
+STAGE_RECORD = ("seconds", "peak_rss_mb")   # what `finish` adds to a stage's own info
+
+
 def _peak_rss_mb() -> int:
     """The largest resident set of this process or any child it waited for (the neural
     stage's), so far in this run: a resumed run's stages record their own."""
@@ -319,7 +322,8 @@ def _write_pipeline(run: _Run, settings: dict) -> None:
                            f"(sha256/16 of the training file)", **settings,
             "build": {"options": asdict(o), "dev": "given" if run.dev_given else
                       f"every {HOLDOUT_EVERY}th training sentence held out",
-                      "stages": run.state.get("done", {})}}
+                      "stages": {k: {f: v for f, v in info.items() if f not in settings}
+                                 for k, info in run.state.get("done", {}).items()}}}
     (run.out / "pipeline.json").write_text(json.dumps(meta, indent=1) + "\n")
 
 
@@ -345,7 +349,7 @@ def build_model(train: str | Path, dev: str | Path | None, out: str | Path,
         run.finish(stage, time.time() - t0, **info)
         logger.info("stage %d/%d %s: done in %.0fs", i, len(todo), stage, time.time() - t0)
     _write_pipeline(run, {k: v for k, v in run.state["done"]["calibrate"].items()
-                          if k != "seconds"})
+                          if k not in STAGE_RECORD})
     if not opts.keep_work:
         shutil.rmtree(run.work, ignore_errors=True)
     logger.info("model written to %s (%.0fs in this run)", run.out, time.time() - t_all)

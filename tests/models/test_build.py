@@ -25,6 +25,11 @@ def test_the_build_is_complete_and_parses(built_model):
     assert "every 10th training sentence held out" in meta["build"]["dev"]
     assert {"tag_weight", "arc_weight", "label_mix"} <= set(meta)      # calibrated on dev
     assert "0.3/0" in meta["calibration"]["greedy_uas_las"]
+    # each stage's own record (seconds, peak RSS) stays in build.stages, the settings at
+    # the top, not both
+    stages = meta["build"]["stages"]
+    assert "peak_rss_mb" not in meta and stages["neural"]["peak_rss_mb"] > 0
+    assert "calibration" not in stages["calibrate"] and stages["calibrate"]["seconds"] >= 0
     assert not (built_model / ".build").exists()          # work files removed when done
     pipe = Pipeline.load(built_model)
     assert pipe.taggers == ["fast", ACCURATE]
