@@ -65,6 +65,7 @@ def serve_once(src: str, cache: str, workers: int, timeout: float, log) -> dict:
                             env=_env(src, cache), stdout=out, stderr=subprocess.STDOUT)
     ready = warm = None
     body: dict = {}
+    at_ready: dict = {}                  # /ready's body when it first answered 200
     try:
         while time.monotonic() - t0 < timeout and warm is None:
             if proc.poll() is not None:
@@ -76,7 +77,8 @@ def serve_once(src: str, cache: str, workers: int, timeout: float, log) -> dict:
                 r = None
             now = time.monotonic() - t0
             if r is not None and r.status_code == 200:
-                ready = ready if ready is not None else now
+                if ready is None:
+                    ready, at_ready = now, body
                 if all(set(m.get("warm", m["decoders"])) >= set(m["decoders"])
                        for m in body.get("models", {}).values()):
                     warm = now
@@ -97,7 +99,7 @@ def serve_once(src: str, cache: str, workers: int, timeout: float, log) -> dict:
             "cpu_s": _round(_children_cpu() - cpu0),
             "worker_cpu_ready_s": float(worker_cpu.group(1)) if worker_cpu else None,
             "warm_at_ready": {n: m.get("warm", m["decoders"])
-                              for n, m in body.get("models", {}).items()} if ready else None}
+                              for n, m in at_ready.get("models", {}).items()} if ready else None}
 
 
 def parse_once(src: str, cache: str) -> dict:
