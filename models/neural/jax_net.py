@@ -84,6 +84,8 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0):
     batch: "words" [B, T], "chars" [B, T, C], "affixes" [B, T, A], "vectors" [B, T],
     "seg" [B, T] (the sentence of each position within its row, -1 for padding)."""
     jax, jnp, _ = import_jax()
+    from models.neural.jax_lstm import recurrence
+
     vec = None if table is None else jnp.asarray(table)
 
     def dropout(key, x, keep):
@@ -92,34 +94,20 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0):
         return x * jax.random.bernoulli(key, keep, x.shape) / keep
 
     def chars_of(p, ids):
-        k = p["char_conv"].shape[0]
+        k, d, n_filters = p["char_conv"].shape
         x = p["char_emb"][ids]                                       # [B, T, C, d]
         n_out = ids.shape[-1] - k + 1
-        y = p["char_b"] + sum(x[..., j:j + n_out, :] @ p["char_conv"][j] for j in range(k))
+        windows = jnp.concatenate([x[..., j:j + n_out, :] for j in range(k)], -1)
+        y = dense(windows, p["char_conv"].reshape(k * d, n_filters)) + p["char_b"]
         last = (ids != PAD).sum(-1) - k
         valid = jnp.arange(n_out)[None, None, :] <= last[..., None]
         return jnp.tanh(jnp.max(jnp.where(valid[..., None], y, -jnp.inf), axis=-2))
 
     def bilstm(x, fresh, wx, wh, b):
-        """Both directions of one layer over [B, T, D] in one scan; fresh [2, B, T]
-        marks the positions where each direction starts a sentence."""
-        hidden = wh.shape[1]
-        gx = jnp.stack([x @ wx[0] + b[0], x[:, ::-1] @ wx[1] + b[1]])   # [2, B, T, 4H]
-
-        def step(carry, inp):
-            h, c = carry
-            g, new = inp
-            keep = 1.0 - new[..., None]
-            h, c = h * keep, c * keep
-            g = g + jnp.matmul(h, wh)
-            s = jax.nn.sigmoid(g[..., :3 * hidden])
-            c = s[..., hidden:2 * hidden] * c + s[..., :hidden] * jnp.tanh(g[..., 3 * hidden:])
-            h = s[..., 2 * hidden:] * jnp.tanh(c)
-            return (h, c), h
-
-        zero = jnp.zeros((2, x.shape[0], hidden))
-        _, hs = jax.lax.scan(step, (zero, zero), (jnp.moveaxis(gx, 2, 0),
-                                                  jnp.moveaxis(fresh, 2, 0)))
+        """Both directions of one layer over [B, T, D] (`jax_lstm.recurrence`); fresh
+        [2, B, T] marks the positions where each direction starts a sentence."""
+        gx = jnp.stack([dense(x, wx[0]) + b[0], dense(x[:, ::-1], wx[1]) + b[1]])
+        hs = recurrence(jnp.moveaxis(gx, 2, 0), jnp.moveaxis(fresh, 2, 0), wh)
         hs = jnp.moveaxis(hs, 0, 2)                                      # [2, B, T, H]
         return jnp.concatenate([hs[0], hs[1][:, ::-1]], axis=-1)
 
@@ -129,7 +117,7 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0):
         parts = [p["word_emb"][words], chars_of(p, batch["chars"])]
         parts += [p[f"affix{c}"][batch["affixes"][..., c]] for c in range(n_affix)]
         if vec is not None:
-            parts.append(vec[batch["vectors"]] @ p["vec_proj"])
+            parts.append(dense(vec[batch["vectors"]], p["vec_proj"]))
         keys = [None] * (layers + 5) if key is None else list(jax.random.split(key, layers + 5))
         x = dropout(keys[0], jnp.concatenate(parts, axis=-1), keep_input)
         prev = jnp.concatenate([jnp.full((n_batch, 1), -2), seg[:, :-1]], axis=1)
@@ -139,17 +127,21 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0):
             x = dropout(keys[layer + 1], bilstm(x, fresh, p[f"wx{layer}"], p[f"wh{layer}"],
                                                 p[f"b{layer}"]), keep_hidden)
         full = jnp.concatenate([jnp.broadcast_to(p["root"], (n_batch, 1, x.shape[-1])), x], 1)
-        head = dropout(keys[-4], jax.nn.relu(full @ p["arc_hw"] + p["arc_hb"]), keep_hidden)
-        dep = dropout(keys[-3], jax.nn.relu(x @ p["arc_dw"] + p["arc_db"]), keep_hidden)
-        s = jnp.einsum("bda,ac,bhc->bdh", dep, p["arc_U"], head) + (head @ p["arc_u"])[:, None]
+        head = dropout(keys[-4], jax.nn.relu(dense(full, p["arc_hw"]) + p["arc_hb"]),
+                       keep_hidden)
+        dep = dropout(keys[-3], jax.nn.relu(dense(x, p["arc_dw"]) + p["arc_db"]), keep_hidden)
+        s = (jnp.einsum("bdc,bhc->bdh", dense(dep, p["arc_U"]), head)
+             + (head @ p["arc_u"])[:, None])
         fseg = jnp.concatenate([jnp.full((n_batch, 1), -3), seg], axis=1)      # [B, T + 1]
         same = (fseg[:, None, :] == seg[:, :, None]) | (jnp.arange(n + 1) == 0)[None, None]
         itself = jnp.arange(n)[:, None] + 1 == jnp.arange(n + 1)[None, :]
         s = jnp.where(same & ~itself[None], s, -1e9)
-        lab_head = dropout(keys[-2], jax.nn.relu(full @ p["lab_hw"] + p["lab_hb"]), keep_hidden)
-        lab_dep = dropout(keys[-1], jax.nn.relu(x @ p["lab_dw"] + p["lab_db"]), keep_hidden)
-        return {"tag": jax.nn.log_softmax(x @ p["tag_w"] + p["tag_b"]),
-                "feats": jax.nn.log_softmax(x @ p["feats_w"] + p["feats_b"]),
+        lab_head = dropout(keys[-2], jax.nn.relu(dense(full, p["lab_hw"]) + p["lab_hb"]),
+                           keep_hidden)
+        lab_dep = dropout(keys[-1], jax.nn.relu(dense(x, p["lab_dw"]) + p["lab_db"]),
+                          keep_hidden)
+        return {"tag": jax.nn.log_softmax(dense(x, p["tag_w"]) + p["tag_b"]),
+                "feats": jax.nn.log_softmax(dense(x, p["feats_w"]) + p["feats_b"]),
                 "arc": jax.nn.log_softmax(s, -1), "lab_head": lab_head, "lab_dep": lab_dep}
 
     return forward
@@ -160,7 +152,13 @@ def label_scores(p, lab_head, lab_dep, heads):
     position k) -> each word (JAX)."""
     _, jnp, _ = import_jax()
     hh = jnp.take_along_axis(lab_head, heads[:, :, None], axis=1)            # [B, T, L]
-    return (jnp.einsum("btl,rlk,btk->btr", lab_dep, p["lab_U"], hh)
-            + hh @ p["lab_Wh"] + lab_dep @ p["lab_Wd"] + p["lab_b"])
+    r, n_lab, _ = p["lab_U"].shape
+    du = dense(lab_dep, jnp.transpose(p["lab_U"], (1, 0, 2)).reshape(n_lab, r * n_lab))
+    return (jnp.einsum("btrk,btk->btr", du.reshape(du.shape[:-1] + (r, n_lab)), hh)
+            + dense(hh, p["lab_Wh"]) + dense(lab_dep, p["lab_Wd"]) + p["lab_b"])
 
 
+def dense(x, w):
+    """x [..., n] @ w [n, m] as one 2-D product: XLA's CPU matmul, and above all its
+    gradient with respect to w, is several times slower on the batched form."""
+    return (x.reshape(-1, x.shape[-1]) @ w).reshape(x.shape[:-1] + w.shape[-1:])
