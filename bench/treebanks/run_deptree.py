@@ -106,6 +106,10 @@ def main() -> int:
     name = "deptree" + (f"-{a.tag}" if a.tag else "")
     model = WORK / a.treebank / name
     res = {"treebank": a.treebank, "train": str(train), "dev": str(dev), "model": str(model)}
+    earlier = RESULTS / f"{name}_{a.treebank}.json"
+    if a.skip_train and earlier.exists():         # keep the record of the training run
+        res.update({k: v for k, v in json.loads(earlier.read_text()).items()
+                    if k in ("command", "train")})
     if not a.skip_train:
         cmd = ["train", "--data", str(train), "--dev", str(dev), "--out", str(model),
                "--keep-work", "--language", a.treebank.split("_")[0], *extra]
