@@ -1,4 +1,6 @@
-"""The LSTM recurrence's hand-written backward pass equals JAX's own gradient."""
+"""The LSTM recurrence's hand-written backward pass equals JAX's own gradient of the
+same forward scan (the forward pass itself is checked against the numpy inference in
+`test_network.py`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,26 +9,12 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
-from models.neural.jax_lstm import recurrence  # noqa: E402
+from models.neural import jax_lstm  # noqa: E402
 
 
 def _autodiff_recurrence(gx, fresh, wh):
-    """The same recurrence written plainly, for `jax.grad` to differentiate."""
-    hidden = wh.shape[1]
-
-    def step(carry, inp):
-        h, c = carry
-        g, new = inp
-        keep = 1.0 - new[..., None]
-        h, c = h * keep, c * keep
-        g = g + jnp.matmul(h, wh)
-        s = jax.nn.sigmoid(g[..., :3 * hidden])
-        c = s[..., hidden:2 * hidden] * c + s[..., :hidden] * jnp.tanh(g[..., 3 * hidden:])
-        h = s[..., 2 * hidden:] * jnp.tanh(c)
-        return (h, c), h
-
-    zero = jnp.zeros(gx.shape[1:-1] + (hidden,))
-    return jax.lax.scan(step, (zero, zero), (gx, fresh))[1]
+    """The forward scan without the custom backward: `jax.grad` differentiates it."""
+    return jax_lstm._forward(gx, fresh, wh)[0]
 
 
 def test_gradients_match_autodiff():
@@ -42,9 +30,9 @@ def test_gradients_match_autodiff():
     def loss(f):
         return lambda g, w: jnp.sum(jnp.sin(f(g, fresh, w) * probe))
 
-    np.testing.assert_allclose(recurrence(gx, fresh, wh), _autodiff_recurrence(gx, fresh, wh),
-                               atol=1e-6)
-    ours = jax.grad(loss(recurrence), argnums=(0, 1))(gx, wh)
+    np.testing.assert_allclose(jax_lstm.recurrence(gx, fresh, wh),
+                               _autodiff_recurrence(gx, fresh, wh), atol=1e-6)
+    ours = jax.grad(loss(jax_lstm.recurrence), argnums=(0, 1))(gx, wh)
     theirs = jax.grad(loss(_autodiff_recurrence), argnums=(0, 1))(gx, wh)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
