@@ -241,16 +241,8 @@ def _train_neural(train: str, dev: str, out: str, work: str, vectors_path: str,
     linear = Tagger.load(str(Path(out).parent / "frontend" / "tagger"))
     cfg = NeuralConfig(**{**options["neural"], "epochs": options["neural_epochs"],
                           "seed": options["seed"]})
-    train_words, dev_words = _words(Path(train)), _words(Path(dev))
-    given_train = given_dev = None
-    if cfg.tag_input_dim:      # the tags it will read: jackknifed on train, the tagger's on dev
-        jackknifed = Path(work) / "train.jackknifed.conllu"
-        if jackknifed.exists():
-            given_train = [[(w[1], w[2]) for w in s] for s in _words(jackknifed)]
-        given_dev = [list(zip(*linear.tag([w[0] for w in s]))) for s in dev_words]
-    analyser = train_analyser(train_words, dev_words, cfg, classes=linear.classes,
-                              vectors=vectors, checkpoint_dir=work, given_train=given_train,
-                              given_dev=given_dev)
+    analyser = train_analyser(_words(Path(train)), _words(Path(dev)), cfg,
+                              classes=linear.classes, vectors=vectors, checkpoint_dir=work)
     analyser.save(out)
 
 

@@ -71,11 +71,6 @@ def _neural(c: Components, nd: Path) -> None:
     from models.neural.tagger import AnalyserTagger
 
     c.analyser = NeuralAnalyser.load(str(nd))
-    if c.analyser.reads_tags:
-        if c.tagger is None:
-            raise ModelError(f"model {c.config.name}: its neural analyser reads the linear "
-                             "tagger's tags, and the model has no front-end tagger")
-        c.analyser.use_tagger(c.tagger)
     if c.tagger is not None:
         try:
             c.accurate = AnalyserTagger(c.tagger, c.analyser, c.config.tag_weight)

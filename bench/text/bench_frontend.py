@@ -114,10 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     if os.path.isdir(neural_dir):
         with open(os.path.join(model_dir, "pipeline.json"), encoding="utf-8") as f:
             weight = json.load(f).get("tag_weight", 1.0)
-        analyser = NeuralAnalyser.load(neural_dir)
-        if analyser.reads_tags:
-            analyser.use_tagger(tagger)
-        accurate = AnalyserTagger(tagger, analyser, weight)
+        accurate = AnalyserTagger(tagger, NeuralAnalyser.load(neural_dir), weight)
         acc = evaluate_tagger(accurate, lemmatizer, dev, feats)
         result["accurate"] = {
             "weight": accurate.weight,

@@ -18,12 +18,10 @@ Word = tuple[str, str, str, str, int, str]
 
 class Encoded:
     """A treebank as arrays: per sentence the word, character and vector ids of its
-    words, their gold class, FEATS, head and relation ids, and the ids of the input
-    tags `given` (a tagger's (UPOS, XPOS) of each word; default: the gold ones)."""
+    words and their gold class, FEATS, head and relation ids."""
 
     def __init__(self, sentences: Sequence[Sequence[Word]], lookup: Lookup,
-                 vectors: WordVectors | None,
-                 given: Sequence[Sequence[tuple[str, str]]] | None = None):
+                 vectors: WordVectors | None):
         forms = sorted({w[0] for s in sentences for w in s})
         index = {f: i for i, f in enumerate(forms)}
         self.type_word = np.array([lookup.word_id(f) for f in forms], np.int32)
@@ -37,9 +35,6 @@ class Encoded:
         self.gold = [np.array([[lookup.cls.get((w[1], w[2]), 0), lookup.feats.get(w[3], 0),
                                 w[4], lookup.label.get(w[5], 0)] for w in s], np.int32)
                      for s in sentences]
-        if given is None:
-            given = [[(w[1], w[2]) for w in s] for s in sentences]
-        self.given = [lookup.given_ids(g) for g in given]
         counts = Counter(w[0].lower() for s in sentences for w in s)
         self.type_count = np.array([counts[f.lower()] for f in forms], np.float64)
 
@@ -79,8 +74,7 @@ class Encoded:
         return max(ROW, -(-longest // ROW) * ROW)
 
     def arrays(self, batch: Sequence[Sequence[int]], batch_tokens: int,
-               rng: np.random.Generator | None, word_dropout: float,
-               tag_dropout: float = 0.0) -> dict[str, np.ndarray]:
+               rng: np.random.Generator | None, word_dropout: float) -> dict[str, np.ndarray]:
         """Padded arrays of a batch of rows, of the one shape of its kind (short rows,
         or long); gold heads as row positions + 1 (0 the root); word dropout when rng
         is given."""
@@ -90,7 +84,6 @@ class Encoded:
         types = np.zeros((size, n), np.int64)
         gold = np.zeros((size, n, 4), np.int32)
         seg = np.full((size, n), -1, np.int32)
-        given = np.zeros((size, n), np.int32)
         for r, row in enumerate(batch):
             at = 0
             for j, i in enumerate(row):
@@ -100,7 +93,6 @@ class Encoded:
                 g[:, 2] = np.where(g[:, 2] > 0, g[:, 2] + at, 0)
                 gold[r, at:at + k] = g
                 seg[r, at:at + k] = j
-                given[r, at:at + k] = self.given[i]
                 at += k
         real = seg >= 0
         words = np.where(real, self.type_word[types], PAD)
@@ -108,13 +100,11 @@ class Encoded:
             f = self.type_count[types]
             words = np.where(real & (rng.random(words.shape) < word_dropout / (word_dropout + f)),
                              UNKNOWN, words)
-        if rng is not None and tag_dropout > 0:       # the input tag unknown (id 0)
-            given = np.where(rng.random(given.shape) < tag_dropout, 0, given)
         chars = np.where(real[..., None], self.type_chars[types], PAD)
         return {"words": words.astype(np.int32), "chars": chars.astype(np.int32),
                 "affixes": self.type_affixes[types].astype(np.int32),
                 "vectors": np.where(real, self.type_vector[types], 0).astype(np.int32),
-                "given": given, "seg": seg, "tags": gold[..., 0], "feats": gold[..., 1],
+                "seg": seg, "tags": gold[..., 0], "feats": gold[..., 1],
                 "heads": gold[..., 2], "labels": gold[..., 3]}
 
 

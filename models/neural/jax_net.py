@@ -47,9 +47,6 @@ def init_params(key, vocab: Vocab, cfg: NeuralConfig, vectors: WordVectors | Non
     for c, col in enumerate(vocab.affixes if cfg.affix_dim else ()):
         p[f"affix{c}"] = normal((len(col) + 1, cfg.affix_dim), 0.1)
         width += cfg.affix_dim
-    if cfg.tag_input_dim:               # a tagger's (UPOS, XPOS) class, 0 unknown
-        p["given_emb"] = normal((len(vocab.classes) + 1, cfg.tag_input_dim), 0.1)
-        width += cfg.tag_input_dim
     if vectors is not None:
         norms = np.sqrt((vectors.table ** 2).sum(1))
         p["vec_proj"] = dense(vectors.dims, cfg.vector_dim) * (
@@ -85,7 +82,6 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0):
     at each sentence and a word's heads are its own sentence's words and the root, so
     every sentence is analysed as if alone, and every batch has one of two shapes.
     batch: "words" [B, T], "chars" [B, T, C], "affixes" [B, T, A], "vectors" [B, T],
-    "given" [B, T] (input tags, used when the params have "given_emb"),
     "seg" [B, T] (the sentence of each position within its row, -1 for padding)."""
     jax, jnp, _ = import_jax()
     from models.neural.jax_lstm import recurrence
@@ -120,8 +116,6 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0):
         n_batch, n = words.shape
         parts = [p["word_emb"][words], chars_of(p, batch["chars"])]
         parts += [p[f"affix{c}"][batch["affixes"][..., c]] for c in range(n_affix)]
-        if "given_emb" in p:
-            parts.append(p["given_emb"][batch["given"]])
         if vec is not None:
             parts.append(dense(vec[batch["vectors"]], p["vec_proj"]))
         keys = [None] * (layers + 5) if key is None else list(jax.random.split(key, layers + 5))

@@ -11,11 +11,6 @@ Manning (2017, Sections 2.2-2.3) score every head of every word and the relation
 an arc. The graph decoders add the arc log-probabilities to their own scores
 (`GraphModel.scorer`), so every decoder, first-order included, uses them.
 
-A model trained with `tag_input_dim` also reads each word's (UPOS, XPOS) from the
-linear tagger (`use_tagger`), as Dozat et al. (2017, Section 2.1) feed their tagger's
-output to their parser; those tags are a function of the sentence's forms, so an
-analysis still depends on the forms alone.
-
 Weights are stored as float16 (`save`); the JAX training (`train.py`) computes the
 same function, which the tests check. A word's input row depends on its form only,
 so it is computed once per form and cached.
@@ -133,8 +128,8 @@ class NeuralAnalyser:
     """`analyze(forms)` -> `Analysis`; `label_logp(analysis, heads)` -> [n, labels].
 
     params: "word_emb" [Vw, dw], "char_emb" [Vc, dc], "char_conv" [k, dc, F],
-    "char_b" [F], per affix column c "affix{c}" [V_c + 1, da], optionally "given_emb"
-    [classes + 1, dt] (input tags) and "vec_proj" [vector dims, dv]; per layer l "wx{l}",
+    "char_b" [F], per affix column c "affix{c}" [V_c + 1, da], optionally "vec_proj"
+    [vector dims, dv]; per layer l "wx{l}",
     "wh{l}", "b{l}" (`bilstm`); "tag_w", "tag_b", "feats_w", "feats_b" (softmax
     layers); "root" [2H] (the root's state); "arc_hw", "arc_hb", "arc_dw", "arc_db"
     (ReLU layers to A), "arc_U" [A, A], "arc_u" [A]: s(h, d) = dep_d U head_h + head_h u;
@@ -155,7 +150,6 @@ class NeuralAnalyser:
         self.layers = sum(1 for k in self.params if k.startswith("wh"))
         U = self.params["lab_U"]                                          # [R, L, L]
         self._lab_U = np.ascontiguousarray(U.transpose(1, 0, 2).reshape(U.shape[1], -1))
-        self._given = None          # forms -> input-tag ids (`use_tagger`)
         self._rows: dict[str, np.ndarray] = {}
         self._recent: OrderedDict[tuple[str, ...], Analysis] = OrderedDict()
         self._lock = threading.Lock()
@@ -163,23 +157,6 @@ class NeuralAnalyser:
     @property
     def labels(self) -> tuple[str, ...]:
         return self.vocab.labels
-
-    @property
-    def reads_tags(self) -> bool:
-        """Whether each word's input includes a tagger's (UPOS, XPOS) (`use_tagger`)."""
-        return "given_emb" in self.params
-
-    def use_tagger(self, tagger) -> None:
-        """Take the input tags of a model trained with them from `tagger` (a
-        `text.tagger.ClassTagger`, the linear one it was trained beside)."""
-        ids = self.lookup.given_ids(tagger.classes)
-
-        def given(forms: Sequence[str]) -> np.ndarray:
-            return ids[tagger.tag_classes(list(forms))]
-
-        self._given = given
-        with self._lock:
-            self._recent.clear()
 
     # -- inputs ------------------------------------------------------------------
     def input_rows(self, forms: Sequence[str]) -> np.ndarray:
@@ -194,27 +171,12 @@ class NeuralAnalyser:
                 self._rows.update(zip(missing, new))
             got = dict(zip(missing, new))
             rows = [got[f] if r is None else r for f, r in zip(forms, rows)]
-        width = self.input_dim - (self.params["given_emb"].shape[1] if self.reads_tags else 0)
-        return np.stack(rows) if rows else np.zeros((0, width), np.float32)
+        return np.stack(rows) if rows else np.zeros((0, self.input_dim), np.float32)
 
     @property
     def input_dim(self) -> int:
         p = self.params
         return p["wx0"].shape[1]
-
-    def sentence_rows(self, forms: Sequence[str]) -> np.ndarray:
-        """float32 [n, input_dim]: the input rows of a sentence's words, with the
-        embeddings of their input tags where the model reads them. The tag embedding
-        sits after the affixes and before the vectors, as in `jax_net.forward`."""
-        rows = self.input_rows(forms)
-        if not self.reads_tags:
-            return rows
-        if self._given is None:
-            raise ModelError("this neural analyser reads a tagger's tags: call use_tagger")
-        tags = self.params["given_emb"][self._given(forms)]
-        at = rows.shape[1] - (self.params["vec_proj"].shape[1] if self.vectors is not None
-                              else 0)
-        return np.concatenate([rows[:, :at], tags, rows[:, at:]], axis=1)
 
     def _compute_rows(self, forms: Sequence[str]) -> np.ndarray:
         p, look = self.params, self.lookup
@@ -235,7 +197,7 @@ class NeuralAnalyser:
         steps = int(lengths.max())
         x = np.zeros((len(sentences), steps, self.input_dim), np.float32)
         for i, s in enumerate(sentences):
-            x[i, :len(s)] = self.sentence_rows(s)
+            x[i, :len(s)] = self.input_rows(s)
         p = self.params
         for layer in range(self.layers):
             x = bilstm(x, lengths, p[f"wx{layer}"], p[f"wh{layer}"], p[f"b{layer}"])

@@ -43,8 +43,6 @@ class NeuralConfig:
     char_width: int = 3
     affix_dim: int = 16            # per affix column (`vocab.AFFIXES`); 0: none
     vector_dim: int = 100          # projection of the pretrained vectors, if any
-    tag_input_dim: int = 32        # embedding of a tagger's (UPOS, XPOS) as input; 0: none
-    tag_input_dropout: float = 0.5  # share of training words whose input tag is hidden
     hidden: int = 256              # LSTM units per direction
     layers: int = 2
     arc_dim: int = 256
@@ -116,16 +114,10 @@ class _Checkpoint:
 def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]],
                    cfg: NeuralConfig | None = None, *, classes=None,
                    vectors: WordVectors | None = None, checkpoint_dir: str | Path | None = None,
-                   progress: Callable[[str], None] | None = None,
-                   given_train: Sequence[Sequence[tuple[str, str]]] | None = None,
-                   given_dev: Sequence[Sequence[tuple[str, str]]] | None = None
-                   ) -> NeuralAnalyser:
+                   progress: Callable[[str], None] | None = None) -> NeuralAnalyser:
     """Train on sentences of (form, upos, xpos, feats, head, deprel) words; keep the
     epoch of best LAS on dev (each word's most likely head). `classes` fixes the tag
-    classes (a linear tagger's, to add the two taggers' scores). With
-    `cfg.tag_input_dim`, each word's input also has the (UPOS, XPOS) of `given_train`
-    and `given_dev`: a tagger's output (jackknifed on train), as Dozat et al. (2017,
-    Section 2.1) feed their tagger's output to the parser; default: the gold tags."""
+    classes (a linear tagger's, to add the two taggers' scores)."""
     jax, jnp, optax = import_jax()
     cfg = cfg or NeuralConfig()
     say = progress or logger.info
@@ -133,8 +125,8 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     if not cfg.affix_dim:
         vocab = replace(vocab, affixes=())
     lookup = Lookup(vocab)
-    data = Encoded(train, lookup, vectors, given_train)
-    held = Encoded(dev, lookup, vectors, given_dev)
+    data = Encoded(train, lookup, vectors)
+    held = Encoded(dev, lookup, vectors)
     epochs = cfg.epochs or auto_epochs(sum(len(s) for s in train))
     rng = np.random.default_rng(cfg.seed)
     n_batches = len(data.batches(range(len(data)), cfg.batch_tokens))
@@ -213,8 +205,7 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
             batches = data.batches(rng.permutation(len(data)), cfg.batch_tokens)
             compiling = 0.0
             for b in rng.permutation(len(batches)):
-                arrays = data.arrays(batches[b], cfg.batch_tokens, rng, cfg.word_dropout,
-                                     cfg.tag_input_dropout if cfg.tag_input_dim else 0.0)
+                arrays = data.arrays(batches[b], cfg.batch_tokens, rng, cfg.word_dropout)
                 key, k = jax.random.split(key)
                 shape = arrays["words"].shape
                 t1 = time.time()

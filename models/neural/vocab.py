@@ -98,10 +98,6 @@ class Lookup:
         self.label = {r: i for i, r in enumerate(vocab.labels)}
         self.affix = [{a: i + 1 for i, a in enumerate(col)} for col in vocab.affixes]
 
-    def given_ids(self, tags: Sequence[tuple[str, str]]) -> np.ndarray:
-        """int32 [n]: input-tag ids of (UPOS, XPOS) pairs, class + 1 (0 unknown)."""
-        return np.array([self.cls.get(tuple(t), -1) + 1 for t in tags], np.int32)
-
     def word_id(self, form: str) -> int:
         return self.word.get(form.lower(), UNKNOWN)
 

@@ -11,7 +11,6 @@ from models.conllu import read_conllu
 from models.errors import ModelError
 from models.neural.network import LOGP_FLOOR, NeuralAnalyser
 from models.neural.vocab import Lookup, Vocab
-from models.text.tagger import ClassTagger
 from models.text.word_vectors import WordVectors
 
 jax = pytest.importorskip("jax")
@@ -21,8 +20,7 @@ from models.neural import train as T  # noqa: E402
 
 TINY = os.path.join(os.path.dirname(__file__), "..", "text", "data", "tiny.conllu")
 CFG = T.NeuralConfig(word_dim=8, char_dim=4, char_filters=6, affix_dim=3, vector_dim=5, hidden=5,
-                     layers=2, arc_dim=7, label_dim=3, epochs=1, batch_tokens=64,
-                     tag_input_dim=0)
+                     layers=2, arc_dim=7, label_dim=3, epochs=1, batch_tokens=64)
 
 
 def _words(sents):
@@ -74,55 +72,6 @@ def test_numpy_inference_equals_the_jax_forward_pass(tiny):
         assert np.all(arc[:, [c for c in range(arc.shape[1]) if c not in cols]] < -1e8)
         gold = [w[4] for w in s]
         np.testing.assert_allclose(lab[0, rows], an.label_logp(mine, gold), atol=2e-4)
-        at += n
-
-
-class _LastLetterTagger(ClassTagger):
-    """A stand-in for the linear tagger's interface: a fixed class per final letter, so
-    that its tags differ from the gold ones and from word to word."""
-
-    def __init__(self, classes):
-        self.classes = list(classes)
-
-    def tag_classes(self, forms):
-        return np.array([ord(f[-1]) % len(self.classes) for f in forms], np.int64)
-
-
-def test_input_tags_numpy_inference_equals_the_jax_forward_pass(tiny):
-    """A model that reads a tagger's tags: the numpy analyser, taking them from the
-    tagger, computes what JAX computes from the same tags in the batch, and the tags
-    change the analysis."""
-    sents, vocab, vectors, _ = tiny
-    cfg = T.NeuralConfig(**{**CFG.__dict__, "tag_input_dim": 4})
-    rng = np.random.default_rng(2)
-    params = {k: np.asarray(v) + rng.normal(0, 0.3, np.shape(v)).astype(np.float32)
-              for k, v in J.init_params(jax.random.PRNGKey(1), vocab, cfg, vectors).items()}
-    tagger = _LastLetterTagger(vocab.classes)
-    an = NeuralAnalyser(vocab, params, vectors)
-    assert an.reads_tags
-    with pytest.raises(ModelError, match="use_tagger"):
-        an.analyze([w[0] for w in sents[0]])
-    an.use_tagger(tagger)
-    a, b = sents[0], sents[3]
-    given = [[vocab.classes[c] for c in tagger.tag_classes([w[0] for w in s])] for s in (a, b)]
-    batch = B.Encoded([a, b], Lookup(vocab), vectors, given).arrays([[0, 1]], 64, None, 0.0)
-    out = J.make_forward(vectors.table, cfg.layers, len(vocab.affixes))(
-        params, B.to_device(batch), None, 1.0, 1.0)
-    gold_batch = B.Encoded([a, b], Lookup(vocab), vectors).arrays([[0, 1]], 64, None, 0.0)
-    gold_out = J.make_forward(vectors.table, cfg.layers, len(vocab.affixes))(
-        params, B.to_device(gold_batch), None, 1.0, 1.0)
-    at = 0
-    for s in (a, b):
-        n = len(s)
-        mine = an.analyze([w[0] for w in s])
-        rows = slice(at, at + n)
-        np.testing.assert_allclose(np.asarray(out["tag"])[0, rows], mine.tag_logp, atol=2e-4)
-        arc = np.asarray(out["arc"])[0, rows]
-        cols = [0] + list(range(at + 1, at + n + 1))
-        ok = np.isfinite(mine.arc_logp[:, 1:].T)
-        np.testing.assert_allclose(np.where(ok, arc[:, cols], 0.0),
-                                   np.where(ok, mine.arc_logp[:, 1:].T, 0.0), atol=2e-4)
-        assert not np.allclose(np.asarray(gold_out["tag"])[0, rows], mine.tag_logp, atol=1e-3)
         at += n
 
 
