@@ -11,6 +11,7 @@ import pytest
 
 from models.conllu import read_conllu
 from models.pipeline import Pipeline
+from models.pipeline_config import TagFlips
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +41,8 @@ def test_off_gives_the_taggers_tags(pipe, sentences, monkeypatch):
 def _on(pipe, monkeypatch) -> None:
     """Re-tagging on, as the default config has it: the build's calibration turns it
     off for a model where it does not help on dev (the shipped en_ewt's)."""
-    monkeypatch.setattr(pipe.tagging, "flips", replace(pipe.tagging.flips, flips=4))
+    monkeypatch.setattr(pipe.tagging, "flips", replace(pipe.tagging.flips,
+                                                       flips=TagFlips().flips))
 
 
 def test_only_hesitant_words_change(pipe, sentences, monkeypatch):
