@@ -319,12 +319,14 @@ class ParseService:
             if wait <= 0:
                 raise ServiceError("timeout", "the deadline passed before the job was sent")
             reply = await self.dispatcher.submit(job, wait)
+            if not reply.get("ok"):
+                raise from_reply_error(reply.get("error", {}))
         except ServiceError as exc:
-            if exc.code == "timeout" and wait < s.request_timeout_s:
+            # the worker saw `expires_at` pass a moment before the gateway's own wait
+            # ran out: the same event, so the same answer
+            if exc.code in ("timeout", "expired") and wait < s.request_timeout_s:
                 raise self._deadline_exceeded(plan) from None
             raise
-        if not reply.get("ok"):
-            raise from_reply_error(reply.get("error", {}))
         # workers that predate versioned replies answer without one: the planned version
         return reply["results"], str(reply.get("version") or plan.info["version"])
 
