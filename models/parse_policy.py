@@ -60,6 +60,30 @@ def decoders(c: Components) -> dict[str, dict[str, Any]]:
     return {name: spec.describe() for name, spec in specs(c).items()}
 
 
+# The analyser keeps its last RECENT (64) analyses: a window of sentences analysed as
+# one batch must still be there when they are parsed, and short enough that a job can
+# stop between windows (its deadline passed, its client left) instead of analysing all
+# of a long text first.
+AHEAD_SENTENCES = 32
+AHEAD_TOKENS = 2048
+
+
+def ahead_windows(lengths: Sequence[int]) -> list[tuple[int, int]]:
+    """Consecutive [start, end) windows over sentences of these lengths, each of at
+    most AHEAD_SENTENCES sentences and, unless one sentence is longer, AHEAD_TOKENS
+    words: the batches `analyze_ahead` is called with while a job is parsed."""
+    out: list[tuple[int, int]] = []
+    start, tokens = 0, 0
+    for i, n in enumerate(lengths):
+        if i > start and (i - start == AHEAD_SENTENCES or tokens + n > AHEAD_TOKENS):
+            out.append((start, i))
+            start, tokens = i, 0
+        tokens += n
+    if start < len(lengths):
+        out.append((start, len(lengths)))
+    return out
+
+
 def analyze_ahead(c: Components, sentences: Sequence[Sequence[str]], accurate: bool,
                   budget: dict | None = None) -> None:
     """Run the neural analyser over the sentences of a job as one batch (faster per

@@ -18,7 +18,14 @@ from models.components import Components, load_components
 from models.conllu import Sentence
 from models.errors import ModelError
 from models.graph.decoders import BudgetError, deadline_of
-from models.parse_policy import NEURAL, SELECTIONAL, analyze_ahead, decoders, parse_tagged
+from models.parse_policy import (
+    NEURAL,
+    SELECTIONAL,
+    ahead_windows,
+    analyze_ahead,
+    decoders,
+    parse_tagged,
+)
 from models.parsed import MultiwordToken, ParsedToken, ParsedTree, assemble, mark_tokens
 from models.registry import resolve
 from models.tagging import ACCURATE, AUTO, FAST, Tagging
@@ -120,8 +127,11 @@ class Pipeline:
                    split: bool = True, tagger: str = AUTO) -> list[ParsedTree]:
         """Tokenize (and split, if asked) raw text, then tag and parse each sentence."""
         sents = self.tokenize(text, split)
-        self.analyze_ahead([[w.form for w in s] for s in sents], tagger, budget)
-        return [self.parse_tokens(s, text, decoder, budget, tagger) for s in sents]
+        out = []
+        for a, b in ahead_windows([len(s) for s in sents]):
+            self.analyze_ahead([[w.form for w in s] for s in sents[a:b]], tagger, budget)
+            out += [self.parse_tokens(s, text, decoder, budget, tagger) for s in sents[a:b]]
+        return out
 
     def parse_tokens(self, words: Sequence, text: str, decoder: str = "greedy",
                      budget: dict | None = None, tagger: str = AUTO) -> ParsedTree:

@@ -173,7 +173,8 @@ class Engine:
 
     def _run(self, job: dict, cancelled: Callable[[], bool] | None = None
              ) -> list[list[dict]]:
-        from models.pipeline import FAST  # loaded by load()
+        from models.parse_policy import ahead_windows  # loaded by load()
+        from models.pipeline import FAST
 
         for key, kind in JOB_FIELDS.items():
             if not isinstance(job.get(key), kind):
@@ -203,9 +204,10 @@ class Engine:
         budget = dict(job.get("budget") or {})
         deadline_at = job.get("deadline_at")
         fields = pipe.decoders().get(decoder, {}).get("fields", ())
-        pipe.analyze_ahead([forms for sents in prepared for forms, tags, _ in sents
-                            if tags is None], tagger, budget)
-        tokens_left = sum(len(forms) for sents in prepared for forms, _, _ in sents)
+        flat = [s for sents in prepared for s in sents]
+        # the analyser runs ahead window by window, so a job can stop between windows
+        ahead = {a: flat[a:b] for a, b in ahead_windows([len(f) for f, _, _ in flat])}
+        tokens_left = sum(len(forms) for forms, _, _ in flat)
         done = 0
         out = []
         for item, sents in zip(job["items"], prepared):
@@ -218,6 +220,9 @@ class Engine:
                 if expires is not None and time.time() > expires:
                     raise JobError("expired", f"the gateway stopped waiting for this job;"
                                    f" stopped after {done} of {n} sentences")
+                if done in ahead:
+                    pipe.analyze_ahead([f for f, t, _ in ahead.pop(done) if t is None],
+                                       tagger, budget)
                 if deadline_at is not None and DEADLINE.name in fields:
                     share = (deadline_at - time.time()) * len(forms) / tokens_left
                     budget[DEADLINE.name] = max(1.0, share * 1000.0)

@@ -206,3 +206,57 @@ def test_accurate_job_is_tagged_by_the_accurate_tagger(engine, ewt_dev_tokens):
         got = tags_of(engine.run(job([{"kind": "tokens", "forms": forms}], decoder="mst",
                                      tagger=tagger)))
         assert got == [list(zip(upos, xpos))], tagger
+
+
+def counting_states(monkeypatch, analyser) -> list[int]:
+    """The sizes of the batches the analyser runs from now on."""
+    batches: list[int] = []
+    states = analyser.states
+
+    def counted(group):
+        batches.append(len(group))
+        return states(group)
+    monkeypatch.setattr(analyser, "states", counted)
+    return batches
+
+
+def fresh_sentences(ewt_dev_tokens, skip: int, n: int) -> list[list[str]]:
+    """n dev sentences past the first `skip`, which no other test here parses (so none
+    is among the analyser's recent analyses)."""
+    return [f for f in ewt_dev_tokens(2001) if len(f) > 3][skip:skip + n]
+
+
+def test_a_long_job_analyses_each_sentence_once_and_window_by_window(engine, ewt_dev_tokens,
+                                                                      monkeypatch):
+    """The analyser keeps its last RECENT analyses: a job of more sentences than that is
+    analysed ahead in windows, each sentence once (analysing all first computed the
+    early ones twice, and could not be stopped before the first tree)."""
+    from models.neural.network import RECENT
+    from models.parse_policy import AHEAD_SENTENCES
+
+    assert AHEAD_SENTENCES <= RECENT // 2
+    analyser = engine.pipes["en_ewt"].c.analyser
+    if analyser is None:
+        pytest.skip("en_ewt has no neural analyser")
+    sents = fresh_sentences(ewt_dev_tokens, 600, 3 * RECENT)
+    batches = counting_states(monkeypatch, analyser)
+    reply = engine.run(job([{"kind": "tokens", "forms": f} for f in sents], decoder="mst",
+                           tagger="accurate"))
+    assert reply["ok"], reply
+    assert sum(batches) == len({tuple(f) for f in sents})     # no sentence twice
+    assert max(batches) <= AHEAD_SENTENCES
+
+
+def test_a_job_past_its_time_stops_within_one_window(engine, ewt_dev_tokens, monkeypatch):
+    from models.parse_policy import AHEAD_SENTENCES
+
+    analyser = engine.pipes["en_ewt"].c.analyser
+    if analyser is None:
+        pytest.skip("en_ewt has no neural analyser")
+    sents = fresh_sentences(ewt_dev_tokens, 1000, 200)
+    batches = counting_states(monkeypatch, analyser)
+    reply = engine.run(job([{"kind": "tokens", "forms": f} for f in sents], decoder="mst",
+                           tagger="accurate", expires_at=time.time() + 0.05))
+    assert reply["error"]["code"] == "expired", reply
+    done = int(reply["error"]["message"].split("stopped after ")[1].split()[0])
+    assert sum(batches) <= done + AHEAD_SENTENCES < len(sents), (done, batches)
