@@ -11,6 +11,9 @@ the replacement is warm, then it is stopped while idle, so no job is dropped.
 Workers are started with the "spawn" method (no fork of a threaded gateway). A job
 whose client hung up (or timed out) leaves the queue; one a worker holds is sent a
 cancel and stops before its next sentence.
+The queue is served earliest deadline first (by each job's `expires_at`, first come
+first served among equals): a request with a short deadline is not left waiting behind
+jobs that can wait, and no job waits past its own time for one due later.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import asyncio
 import collections
 import itertools
 import logging
+import math
 import multiprocessing as mp
 import threading
 import time
@@ -246,7 +250,7 @@ class LocalDispatcher(Dispatcher):
             h = next((w for w in self.handles if w.state == "idle" and not w.retire), None)
             if h is None:
                 break
-            job, fut = self.pending.popleft()
+            job, fut = self._take()
             if fut.done():
                 continue
             h.state, h.ticket = "busy", (job, fut)
@@ -255,6 +259,15 @@ class LocalDispatcher(Dispatcher):
                 h.state = "dead"
                 self.pending.appendleft((job, fut))
         metrics.QUEUE_DEPTH.set(len(self.pending))
+
+    def _take(self) -> tuple[dict, asyncio.Future]:
+        """Remove and return the queued job due first (the earliest `expires_at`; a job
+        without one counts as due last; the earlier queued among equals)."""
+        i, _ = min(enumerate(self.pending),
+                   key=lambda p: (p[1][0].get("expires_at") or math.inf, p[0]))
+        item = self.pending[i]
+        del self.pending[i]
+        return item
 
     async def submit(self, job: dict[str, Any], timeout: float) -> dict[str, Any]:
         if not any(h.state in ("idle", "busy", "starting", "dead") for h in self.handles):
