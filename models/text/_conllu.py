@@ -102,14 +102,23 @@ def _front_end_view(src: conllu.Sentence) -> Sentence:
                 pending = None
         else:
             sent.tokens.append(SurfaceToken(w.form, n, n, _space_after(w.misc)))
+    if sent.text is None:     # no `# text` line: the text is its tokens and their spaces
+        sent.text = "".join(t.form + " " * t.space_after for t in sent.tokens).rstrip(" ")
     return sent
 
 
 def iter_conllu(path: str) -> Iterator[Sentence]:
-    """Yield front-end views of the sentences of a CoNLL-U file."""
+    """Yield front-end views of the sentences of a CoNLL-U file; a sentence without a
+    `# text` line (required since UD 2, missing from some files) gets the text its
+    tokens and SpaceAfter=No define, so the tokenizer and splitter still learn."""
+    rebuilt = 0
     for src in conllu.read_conllu(path):
         if src.words:
+            rebuilt += src.text is None
             yield _front_end_view(src)
+    if rebuilt:
+        logger.warning("%s: %d sentence(s) without a `# text` line; their text is rebuilt"
+                       " from the tokens and SpaceAfter=No", path, rebuilt)
 
 
 def read_conllu(path: str) -> list[Sentence]:
