@@ -23,7 +23,7 @@ def test_the_job_due_first_is_served_first(serve, slow):
         return any(w["busy"] for w in httpx.get(srv.url + "/ready").json()["workers"]["workers"])
 
     blocker = threading.Thread(target=post, args=("blocker", {
-        "sentences": [tokens], **budget, "deadline_ms": 2000}))
+        "sentences": [tokens], **budget, "deadline_ms": 4000}))
     blocker.start()
     t0 = time.monotonic()
     while not busy():
@@ -39,6 +39,9 @@ def test_the_job_due_first_is_served_first(serve, slow):
     sooner = threading.Thread(target=post, args=("sooner", {
         "sentences": ["Queued second , due first ."], "deadline_ms": 5000}))
     sooner.start()
+    while httpx.get(srv.url + "/ready").json()["workers"]["queue_depth"] < 2:
+        assert "blocker" not in done, "the blocking job ended before both were queued"
+        time.sleep(0.01)
     for t in (blocker, later, sooner):
         t.join(60)
     assert all(r.status_code == 200 for _, r in done.values()), {
