@@ -65,6 +65,9 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
                    help="order of the graph parser")
     p.add_argument("--graph-epochs", type=int, default=0)
     p.add_argument("--neural-epochs", type=int, default=0, help="0: by the treebank's size")
+    p.add_argument("--analysers", type=int, default=0, metavar="N",
+                   help="neural analysers trained from seeds seed..seed+N-1 and averaged; "
+                        "0: two below 50,000 training words, else one")
     p.add_argument("--transition-epochs", type=int, default=8)
     p.add_argument("--jackknife", type=int, default=10,
                    help="folds of jackknifed training tags for the parsers; 0: gold tags")
@@ -82,6 +85,7 @@ def _run_build(args: argparse.Namespace) -> int:
                         word_classes=args.word_classes,
                         skip=tuple(s for s in args.skip.split(",") if s), order=args.order,
                         graph_epochs=args.graph_epochs, neural_epochs=args.neural_epochs,
+                        analysers=args.analysers,
                         transition_epochs=args.transition_epochs, jackknife=args.jackknife,
                         max_sentences=args.max_sentences, seed=args.seed,
                         keep_work=args.keep_work)

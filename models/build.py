@@ -24,7 +24,7 @@ import logging
 import resource
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from models.conllu import Sentence, read_conllu, write_conllu
@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 STAGES = ("frontend", "jackknife", "neural", "graph", "transition", "calibrate")
 OPTIONAL = ("neural", "transition")      # stages a model can be built without
 HOLDOUT_EVERY = 10
+ENSEMBLE_WORDS = 50_000        # below it, two analysers by default (`auto_analysers`)
 STATE = "state.json"
 
 
@@ -49,6 +50,7 @@ class BuildOptions:
     graph_epochs: int = 0          # 0: the trainer's defaults
     neural_epochs: int = 0         # 0: `neural.train.auto_epochs`
     neural: dict = field(default_factory=dict)   # other `NeuralConfig` fields (sizes)
+    analysers: int = 0             # neural analysers averaged; 0: `auto_analysers`
     transition_epochs: int = 8
     jackknife: int = 10            # folds of the training tags; 0: gold tags
     max_sentences: int = 0         # train on the first N sentences only (0: all)
@@ -196,19 +198,45 @@ def _tagged_train(run: _Run) -> Path:
     return run.train
 
 
+def auto_analysers(n_words: int) -> int:
+    """Neural analysers to average when `--analysers` is 0: two below ENSEMBLE_WORDS
+    training words, where one trains in minutes and the seed alone moves dev LAS by up
+    to a point (bench/RESULTS.md, "An ensemble of two analysers"); one above."""
+    return 2 if n_words < ENSEMBLE_WORDS else 1
+
+
 def _neural(run: _Run) -> dict:
-    """Trained in a process of its own: JAX keeps what it allocated (compiled programs,
-    its allocator's arenas) for the life of a process, ~1 GB the later stages would
-    carry; the parent's peak memory stays that of the linear models."""
+    """Each analyser is trained in a process of its own: JAX keeps what it allocated
+    (compiled programs, its allocator's arenas) for the life of a process, ~1 GB the
+    later stages would carry; the parent's peak memory stays that of the linear models.
+    Member k > 1 (seed + k - 1) goes to neural/member-k (`neural/ensemble.py`)."""
     import importlib.util
-    import multiprocessing
+
+    from models.neural.ensemble import MEMBER
 
     for package in ("jax", "optax"):
         if importlib.util.find_spec(package) is None:
             raise ModuleNotFoundError(f"the neural stage needs {package}")
-    out = run.out / "neural"
-    args = (str(run.train), str(run.dev), str(out), str(run.work), run.options.vectors,
-            asdict(run.options))
+    o = run.options
+    n = o.analysers or auto_analysers(sum(len(s.words) for s in read_conllu(run.train)))
+    done = []
+    for k in range(1, n + 1):
+        out = run.out / "neural" if k == 1 else run.out / "neural" / f"{MEMBER}{k}"
+        work = run.work if k == 1 else run.work / f"neural-{MEMBER}{k}"
+        if not (out / "analyser.json").exists():      # not trained before an interruption
+            work.mkdir(parents=True, exist_ok=True)
+            logger.info("neural analyser %d of %d (seed %d)", k, n, o.seed + k - 1)
+            args = (str(run.train), str(run.dev), str(out), str(work), o.vectors,
+                    asdict(replace(o, seed=o.seed + k - 1)), str(run.out / "frontend"))
+            _run_child(args, out)
+        meta = json.loads((out / "analyser.json").read_text(encoding="utf-8"))
+        done.append({"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch")})
+    return {**done[0], "analysers": n, "members": done[1:]} if n > 1 else done[0]
+
+
+def _run_child(args: tuple, out: Path) -> None:
+    import multiprocessing
+
     proc = multiprocessing.get_context("spawn").Process(target=_train_neural, args=args,
                                                          name="deptree-neural")
     proc.start()
@@ -221,12 +249,10 @@ def _neural(run: _Run) -> dict:
     if proc.exitcode != 0 or not (out / "analyser.json").exists():
         raise ModelError(f"the neural stage failed (exit code {proc.exitcode}; see the log "
                          "above); run the command again to resume it")
-    meta = json.loads((out / "analyser.json").read_text(encoding="utf-8"))
-    return {"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch")}
 
 
 def _train_neural(train: str, dev: str, out: str, work: str, vectors_path: str,
-                  options: dict) -> None:
+                  options: dict, frontend: str) -> None:
     """The neural stage's process: train the analyser and save it to out."""
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -238,7 +264,7 @@ def _train_neural(train: str, dev: str, out: str, work: str, vectors_path: str,
         from models.text.word_vectors import WordVectors
 
         vectors = WordVectors.read(vectors_path)
-    linear = Tagger.load(str(Path(out).parent / "frontend" / "tagger"))
+    linear = Tagger.load(str(Path(frontend) / "tagger"))
     cfg = NeuralConfig(**{**options["neural"], "epochs": options["neural_epochs"],
                           "seed": options["seed"]})
     analyser = train_analyser(_words(Path(train)), _words(Path(dev)), cfg,
@@ -284,8 +310,6 @@ def _transition(run: _Run) -> dict:
 
 def _retagged(run: _Run, sents: list[Sentence]) -> list[Sentence]:
     """Copies of sentences tagged and lemmatized by the front-end's linear tagger."""
-    from dataclasses import replace
-
     from models.text.lemmatizer import Lemmatizer
     from models.text.tagger import Tagger
 

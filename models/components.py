@@ -32,7 +32,7 @@ class Components:
     tagger: object | None = None           # the linear (fast) tagger
     lemmatizer: object | None = None
     feats: object | None = None
-    analyser: object | None = None         # `neural.network.NeuralAnalyser`
+    analyser: object | None = None         # `NeuralAnalyser` or `AnalyserEnsemble`
     accurate: object | None = None         # `neural.tagger.AnalyserTagger`
     transition: object | None = None
     version: str = ""
@@ -67,10 +67,10 @@ def _frontend(c: Components, fe: Path) -> None:
 
 
 def _neural(c: Components, nd: Path) -> None:
-    from models.neural.network import NeuralAnalyser
+    from models.neural.ensemble import load_analyser
     from models.neural.tagger import AnalyserTagger
 
-    c.analyser = NeuralAnalyser.load(str(nd))
+    c.analyser = load_analyser(nd)
     if c.tagger is not None:
         try:
             c.accurate = AnalyserTagger(c.tagger, c.analyser, c.config.tag_weight)

@@ -11,6 +11,7 @@ import pytest
 
 from models import build
 from models.errors import ModelError
+from models.neural.ensemble import AnalyserEnsemble
 from models.pipeline import ACCURATE, Pipeline
 from tests.conftest import ROOT, TINY_TREEBANK, build_tiny
 
@@ -31,7 +32,10 @@ def test_the_build_is_complete_and_parses(built_model):
     assert "peak_rss_mb" not in meta and stages["neural"]["peak_rss_mb"] > 0
     assert "calibration" not in stages["calibrate"] and stages["calibrate"]["seconds"] >= 0
     assert not (built_model / ".build").exists()          # work files removed when done
+    # 40 sentences: two analysers (seeds 0 and 1), averaged
+    assert stages["neural"]["analysers"] == 2 and (built_model / "neural" / "member-2").is_dir()
     pipe = Pipeline.load(built_model)
+    assert isinstance(pipe.analyser, AnalyserEnsemble) and len(pipe.analyser.members) == 2
     assert pipe.taggers == ["fast", ACCURATE]
     assert set(pipe.decoders()) == {"greedy", "mst", "sampling", "bgi", "selectional"}
     for tagger in ("fast", ACCURATE):
@@ -68,15 +72,36 @@ def test_an_interrupted_build_resumes_where_it_stopped(tmp_path, monkeypatch):
     monkeypatch.setattr(build, "_RUNNERS", {**{k: logged(k, f) for k, f in runners.items()},
                                             "graph": stop})
     with pytest.raises(KeyboardInterrupt):
-        build_tiny(tmp_path / "m", skip=("transition",))
+        build_tiny(tmp_path / "m", skip=("transition",), analysers=1)
     assert ran == ["frontend", "jackknife", "neural"]
     assert not (tmp_path / "m" / "pipeline.json").exists()
     monkeypatch.setattr(build, "_RUNNERS", {k: logged(k, f) for k, f in runners.items()})
-    build_tiny(tmp_path / "m", skip=("transition",))
+    build_tiny(tmp_path / "m", skip=("transition",), analysers=1)
     assert ran[3:] == ["graph", "calibrate"]               # nothing done twice
     assert Pipeline.load(tmp_path / "m").transition is None
     with pytest.raises(ModelError, match="holds a model"):
-        build_tiny(tmp_path / "m", skip=("transition",))
+        build_tiny(tmp_path / "m", skip=("transition",), analysers=1)
+
+
+def test_an_interrupted_neural_stage_keeps_its_finished_analysers(tmp_path, monkeypatch):
+    trained = []
+    real = build._run_child
+
+    def second_fails(args, out):
+        if "member-2" in str(out) and not trained.count(str(out)):
+            trained.append(str(out))
+            raise KeyboardInterrupt
+        trained.append(str(out))
+        real(args, out)
+
+    monkeypatch.setattr(build, "_run_child", second_fails)
+    with pytest.raises(KeyboardInterrupt):
+        build_tiny(tmp_path / "m", skip=("transition",), analysers=2)
+    assert (tmp_path / "m" / "neural" / "analyser.json").exists()
+    build_tiny(tmp_path / "m", skip=("transition",), analysers=2)
+    assert [p.split("/m/")[1] for p in trained] == ["neural", "neural/member-2",
+                                                   "neural/member-2"]   # the first once
+    assert len(Pipeline.load(tmp_path / "m").analyser.members) == 2
 
 
 def test_other_options_do_not_resume_a_build(tmp_path, monkeypatch):
