@@ -6,7 +6,9 @@ Pipeline for one text:
    11/28/2000, 713-853-3989), letter-dot abbreviations (U.S., e.g.), words with
    inner apostrophes, runs of "." "!" "?" "-", then any other single character;
    a combining mark stays with the character before it (text not in NFC: "cafe"
-   + U+0301 + "s" is one word, as "cafés" is);
+   + U+0301 + "s" is one word, as "cafés" is); for a script written without spaces
+   the treebank's `segmenter.WordSegmenter` then cuts each run of letters and digits
+   into its tokens;
 2. conventions learned from the treebank (`lexicon.Lexicon`): adjacent pieces
    whose concatenation the treebank keeps whole are merged ("Dr." "e-mail"
    "co-workers"), multiword tokens are split into their words by the learned
@@ -34,6 +36,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from models.text.lexicon import Lexicon
+from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter
 
 logger = logging.getLogger(__name__)
@@ -125,9 +128,11 @@ def _mark_space_after(out: list[Token], text: str) -> list[Token]:
 class Tokenizer:
     """Rule-based tokenizer with learned lexicons and a learned sentence splitter."""
 
-    def __init__(self, lexicon: Lexicon | None = None, splitter: SentenceSplitter | None = None):
+    def __init__(self, lexicon: Lexicon | None = None, splitter: SentenceSplitter | None = None,
+                 segmenter: WordSegmenter | None = None):
         self.lexicon = lexicon or Lexicon()
         self.splitter = splitter
+        self.segmenter = segmenter          # scripts without spaces (`segmenter.py`)
         self._merge_keys = (self.lexicon.joined | self.lexicon.abbreviations
                             | set(self.lexicon.multiword.full))
 
@@ -187,7 +192,12 @@ class Tokenizer:
                     end = pos + kept
             while end < len(chunk) and _is_mark(chunk[end]):
                 end += 1               # a combining mark is never a token of its own
-            yield Token(chunk[pos:end], offset + pos, offset + end)
+            a = 0
+            if self.segmenter is not None and m.lastgroup == "word":
+                for b in self.segmenter.iter_cuts(chunk[pos:end]):   # lazily, as a
+                    yield Token(chunk[pos + a:pos + b], offset + pos + a, offset + pos + b)
+                    a = b                                        # caller may stop
+            yield Token(chunk[pos + a:end], offset + pos + a, offset + end)
             pos = end
 
     def _merge(self, pieces: Iterable[Token], text: str) -> Iterator[Token]:
@@ -237,11 +247,14 @@ class Tokenizer:
     def save(self, directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
         self.lexicon.save(os.path.join(directory, "lexicon.json"))
-        header = {"format_version": FORMAT_VERSION, "has_splitter": self.splitter is not None}
+        header = {"format_version": FORMAT_VERSION, "has_splitter": self.splitter is not None,
+                  "has_segmenter": self.segmenter is not None}
         with open(os.path.join(directory, "tokenizer.json"), "w", encoding="utf-8") as f:
             json.dump(header, f, indent=1)
         if self.splitter is not None:
             self.splitter.save(directory)
+        if self.segmenter is not None:
+            self.segmenter.save(directory)
 
     @classmethod
     def load(cls, directory: str) -> Tokenizer:
@@ -251,4 +264,5 @@ class Tokenizer:
             raise ValueError(f"tokenizer format {header.get('format_version')} != {FORMAT_VERSION}")
         lexicon = Lexicon.load(os.path.join(directory, "lexicon.json"))
         splitter = SentenceSplitter.load(directory) if header["has_splitter"] else None
-        return cls(lexicon, splitter)
+        segmenter = (WordSegmenter.load(directory) if header.get("has_segmenter") else None)
+        return cls(lexicon, splitter, segmenter)
