@@ -107,6 +107,9 @@ def _prepare(train_path: Path, dev_path: Path | None, out: Path, opts: BuildOpti
         raise ModelError(f"no training file {train_path}")
     if dev_path is not None and not dev_path.is_file():
         raise ModelError(f"no development file {dev_path}")
+    if opts.analysers < 0:
+        raise ModelError(f"--analysers {opts.analysers}: give 1 or more, or 0 for the "
+                         "default by the treebank's size")
     bad = set(opts.skip) - set(OPTIONAL)
     if bad:
         raise ModelError(f"cannot skip {', '.join(sorted(bad))}: only "

@@ -136,6 +136,8 @@ def test_a_missing_part_or_another_format_is_named(built_model, tmp_path):
 def test_bad_inputs_are_refused_before_training(tmp_path):
     with pytest.raises(ModelError, match="no training file"):
         build.build_model(tmp_path / "none.conllu", None, tmp_path / "m")
+    with pytest.raises(ModelError, match="--analysers -1: give 1 or more"):
+        build.build_model(TINY_TREEBANK, None, tmp_path / "m", build.BuildOptions(analysers=-1))
     with pytest.raises(ModelError, match="only neural, transition are optional"):
         build.build_model(TINY_TREEBANK, None, tmp_path / "m",
                           build.BuildOptions(skip=("graph",)))
