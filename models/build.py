@@ -204,7 +204,8 @@ def _tagged_train(run: _Run) -> Path:
 def auto_analysers(n_words: int) -> int:
     """Neural analysers to average when `--analysers` is 0: two below ENSEMBLE_WORDS
     training words, where one trains in minutes and the seed alone moves dev LAS by up
-    to a point (bench/RESULTS.md, "An ensemble of two analysers"); one above."""
+    to a point (bench/RESULTS.md, "Two analysers by default under 50,000 training
+    words"); one above, where a second would cost what en_ewt's 28 minutes cost."""
     return 2 if n_words < ENSEMBLE_WORDS else 1
 
 
