@@ -43,13 +43,8 @@ class Sentence:
     newdoc: bool = False
     newpar: bool = False
 
-    def word_spans(self) -> list[tuple[int, int]] | None:
-        """Character spans of the words in `text` (None if they do not align).
-
-        Words of a multiword token split its span by their lengths when they
-        concatenate to the surface form (EWT: "do"+"n't"); otherwise every word
-        gets the whole token span.
-        """
+    def token_spans(self) -> list[tuple[int, int]] | None:
+        """Character spans of the surface tokens in `text` (None if they do not align)."""
         if self.text is None:
             return None
         spans: list[tuple[int, int]] = []
@@ -60,7 +55,22 @@ class Sentence:
                 pos += 1
             if text[pos:pos + len(tok.form)] != tok.form:
                 return None
-            start, end = pos, pos + len(tok.form)
+            spans.append((pos, pos + len(tok.form)))
+            pos += len(tok.form)
+        return spans
+
+    def word_spans(self) -> list[tuple[int, int]] | None:
+        """Character spans of the words in `text` (None if they do not align).
+
+        Words of a multiword token split its span by their lengths when they
+        concatenate to the surface form (EWT: "do"+"n't"); otherwise every word
+        gets the whole token span.
+        """
+        token_spans = self.token_spans()
+        if token_spans is None:
+            return None
+        spans: list[tuple[int, int]] = []
+        for tok, (start, end) in zip(self.tokens, token_spans):
             words = self.words[tok.first:tok.last + 1]
             if len(words) > 1 and "".join(w.form for w in words).lower() == tok.form.lower():
                 p = start
@@ -69,7 +79,6 @@ class Sentence:
                     p += len(w.form)
             else:
                 spans.extend((start, end) for _ in words)
-            pos = end
         return spans
 
 

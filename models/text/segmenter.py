@@ -19,12 +19,12 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from models.text.splitter import _train_epoch
+from models.text.perceptron import load_weights, save_weights, train_averaged
 
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-MIN_SHARE = 0.05        # of tokens ending inside a run of word characters
+MIN_SHARE = 0.05        # of tokens beginning inside a run of word characters
 _RUN = re.compile(r"\w+")
 
 
@@ -52,19 +52,6 @@ def gap_features(run: str, i: int, n_bits: int) -> list[int]:
              "at=" + str(min(i, 4)) + "|" + str(min(len(run) - i, 4))]
     mask = (1 << n_bits) - 1
     return [zlib.crc32(f.encode("utf-8")) & mask for f in feats]
-
-
-def token_starts(text: str, forms: Sequence[str]) -> set[int] | None:
-    """Offsets in text where each surface token begins (None if they do not align)."""
-    out, pos = set(), 0
-    for f in forms:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if text[pos:pos + len(f)] != f:
-            return None
-        out.add(pos)
-        pos += len(f)
-    return out
 
 
 class WordSegmenter:
@@ -98,28 +85,14 @@ class WordSegmenter:
             logger.info("segmenter: %d of %d tokens begin inside a run of word characters: "
                         "none trained", inside, tokens)
             return None
-        indptr, indices = [0], []
-        for run, i, _ in gaps:
-            indices.extend(gap_features(run, i, n_bits))
-            indptr.append(len(indices))
-        labels = [1 if g[2] else -1 for g in gaps]
-        seg = cls(n_bits=n_bits)
-        ip, ix = np.asarray(indptr, np.int64), np.asarray(indices, np.int64)
-        y = np.asarray(labels, np.int8)
-        w, u = np.zeros(1 << n_bits, np.float32), np.zeros(1 << n_bits, np.float32)
-        rng, step = np.random.default_rng(seed), 1
-        for epoch in range(epochs):
-            step, errors = _train_epoch(ip, ix, y, rng.permutation(len(y)).astype(np.int64),
-                                        w, u, step)
-            logger.info("segmenter epoch %d: %d errors / %d gaps", epoch + 1, errors, len(y))
-        seg.weights = (w - u / step).astype(np.float32)
-        return seg
+        features = [gap_features(run, i, n_bits) for run, i, _ in gaps]
+        weights = train_averaged(features, [1 if g[2] else -1 for g in gaps], n_bits, epochs,
+                                 seed, "segmenter")
+        return cls(weights, n_bits)
 
     def save(self, directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
-        nz = np.flatnonzero(self.weights).astype(np.int32)
-        np.savez_compressed(os.path.join(directory, "segmenter.npz"), index=nz,
-                            value=self.weights[nz].astype(np.float16))
+        save_weights(os.path.join(directory, "segmenter.npz"), self.weights)
         with open(os.path.join(directory, "segmenter.json"), "w", encoding="utf-8") as f:
             json.dump({"format_version": FORMAT_VERSION, "n_bits": self.n_bits,
                        "hash": "crc32"}, f)
@@ -131,7 +104,5 @@ class WordSegmenter:
         if header.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"segmenter format {header.get('format_version')} != "
                              f"{FORMAT_VERSION}: retrain the front-end")
-        data = np.load(os.path.join(directory, "segmenter.npz"))
-        w = np.zeros(1 << header["n_bits"], np.float32)
-        w[data["index"]] = data["value"].astype(np.float32)
-        return cls(w, header["n_bits"])
+        return cls(load_weights(os.path.join(directory, "segmenter.npz"), header["n_bits"]),
+                   header["n_bits"])

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
+from models.text.perceptron import load_weights, save_weights, train_averaged
 from models.text.shape import char_classes
 
 if TYPE_CHECKING:
@@ -73,29 +73,6 @@ def _gap(text: str, a: int, b: int) -> str:
         return "none"
     n = text.count("\n", a, b)
     return "space" if n == 0 else ("nl" if n == 1 else "nl2")
-
-
-@njit(cache=True)
-def _train_epoch(indptr, indices, labels, order, w, u, step):
-    """One perceptron sweep; w, u float32 [n_buckets]; returns the new step and errors.
-
-    indptr int64 [n+1], indices int64 [nnz] (hashed feature ids), labels int8 [n]
-    in {-1, +1}. u accumulates step * update for lazy averaging (w - u / step).
-    """
-    errors = 0
-    for k in range(order.shape[0]):
-        i = order[k]
-        score = 0.0
-        for j in range(indptr[i], indptr[i + 1]):
-            score += w[indices[j]]
-        y = labels[i]
-        if y * score <= 0.0:
-            errors += 1
-            for j in range(indptr[i], indptr[i + 1]):
-                w[indices[j]] += y
-                u[indices[j]] += y * step
-        step += 1
-    return step, errors
 
 
 class SentenceSplitter:
@@ -156,30 +133,16 @@ class SentenceSplitter:
     def train(self, docs: list[tuple[str, list[Token], set[int]]], epochs: int = 10,
               seed: int = 0) -> None:
         """docs: (text, tokens, gold sentence end offsets)."""
-        indptr, indices, labels = [0], [], []
+        features, labels = [], []
         for text, tokens, ends in docs:
             for i in range(len(tokens) - 1):
-                indices.extend(self._features(text, tokens, i))
-                indptr.append(len(indices))
+                features.append(self._features(text, tokens, i))
                 labels.append(1 if tokens[i].end in ends else -1)
-        ip = np.asarray(indptr, np.int64)
-        ix = np.asarray(indices, np.int64)
-        y = np.asarray(labels, np.int8)
-        w = np.zeros(1 << self.n_bits, np.float32)
-        u = np.zeros_like(w)
-        rng = np.random.default_rng(seed)
-        step = 1
-        for epoch in range(epochs):
-            order = rng.permutation(len(y)).astype(np.int64)
-            step, errors = _train_epoch(ip, ix, y, order, w, u, step)
-            logger.info("splitter epoch %d: %d errors / %d gaps", epoch + 1, errors, len(y))
-        self.weights = (w - u / step).astype(np.float32)
+        self.weights = train_averaged(features, labels, self.n_bits, epochs, seed, "splitter")
 
     def save(self, directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
-        nz = np.flatnonzero(self.weights).astype(np.int32)
-        np.savez_compressed(os.path.join(directory, "splitter.npz"), index=nz,
-                            value=self.weights[nz].astype(np.float16))
+        save_weights(os.path.join(directory, "splitter.npz"), self.weights)
         header = {"format_version": FORMAT_VERSION, "n_bits": self.n_bits,
                   "hash": "crc32", "abbreviations": sorted(self.abbreviations)}
         with open(os.path.join(directory, "splitter.json"), "w", encoding="utf-8") as f:
@@ -193,7 +156,5 @@ class SentenceSplitter:
         if version != FORMAT_VERSION:
             raise ValueError(f"splitter format {version} != {FORMAT_VERSION}: retrain the"
                              " front-end with this version of deptree")
-        data = np.load(os.path.join(directory, "splitter.npz"))
-        w = np.zeros(1 << header["n_bits"], np.float32)
-        w[data["index"]] = data["value"].astype(np.float32)
+        w = load_weights(os.path.join(directory, "splitter.npz"), header["n_bits"])
         return cls(w, set(header["abbreviations"]), header["n_bits"])

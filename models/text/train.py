@@ -19,7 +19,7 @@ from models.text.feats import FeatsGuesser
 from models.text.lemmatizer import Lemmatizer
 from models.text.lexicon import learn_lexicon
 from models.text.scoring import accuracy, span_f1
-from models.text.segmenter import WordSegmenter, token_starts
+from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter, render_document
 from models.text.tagger import Tagger
 from models.text.tokenizer import Tokenizer
@@ -68,10 +68,9 @@ def train_tokenizer(sentences: Sequence[Sentence], epochs: int = 10, seed: int =
     """Lexicon and sentence splitter; the splitter learns from every document
     rendered once per paragraph separator in `par_seps`."""
     lexicon = learn_lexicon(list(sentences))
-    texts = [(s.text, token_starts(s.text, [t.form for t in s.tokens])) for s in sentences
-             if s.text]
-    segmenter = WordSegmenter.train([(t, st) for t, st in texts if st is not None],
-                                    epochs=epochs, seed=seed)
+    texts = [(s.text, {a for a, _ in spans}) for s in sentences
+             if (spans := s.token_spans()) is not None]
+    segmenter = WordSegmenter.train(texts, epochs=epochs, seed=seed)
     tokenizer = Tokenizer(lexicon, segmenter=segmenter)
     docs = []
     for sep in par_seps:

@@ -1,0 +1,67 @@
+"""Binary averaged perceptron over hashed sparse features, and its compact file: the
+learner of the sentence splitter (`splitter.py`) and the word segmenter
+(`segmenter.py`), each of which decides a gap from its own features."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+logger = logging.getLogger(__name__)
+
+
+@njit(cache=True)
+def _train_epoch(indptr, indices, labels, order, w, u, step):
+    """One perceptron sweep; w, u float32 [n_buckets]; returns the new step and errors.
+
+    indptr int64 [n+1], indices int64 [nnz] (hashed feature ids), labels int8 [n]
+    in {-1, +1}. u accumulates step * update for lazy averaging (w - u / step).
+    """
+    errors = 0
+    for k in range(order.shape[0]):
+        i = order[k]
+        score = 0.0
+        for j in range(indptr[i], indptr[i + 1]):
+            score += w[indices[j]]
+        y = labels[i]
+        if y * score <= 0.0:
+            errors += 1
+            for j in range(indptr[i], indptr[i + 1]):
+                w[indices[j]] += y
+                u[indices[j]] += y * step
+        step += 1
+    return step, errors
+
+
+def train_averaged(features: Sequence[Sequence[int]], labels: Sequence[int], n_bits: int,
+                   epochs: int, seed: int, name: str) -> np.ndarray:
+    """float32 [2**n_bits] averaged weights; features[i] the hashed ids of example i,
+    labels[i] +1 or -1; examples visited in a new random order each epoch."""
+    indptr = np.zeros(len(features) + 1, np.int64)
+    indptr[1:] = np.cumsum([len(f) for f in features])
+    ix = np.fromiter((j for f in features for j in f), np.int64, int(indptr[-1]))
+    y = np.asarray(labels, np.int8)
+    w = np.zeros(1 << n_bits, np.float32)
+    u = np.zeros_like(w)
+    rng = np.random.default_rng(seed)
+    step = 1
+    for epoch in range(epochs):
+        order = rng.permutation(len(y)).astype(np.int64)
+        step, errors = _train_epoch(indptr, ix, y, order, w, u, step)
+        logger.info("%s epoch %d: %d errors / %d gaps", name, epoch + 1, errors, len(y))
+    return (w - u / step).astype(np.float32)
+
+
+def save_weights(path: str, weights: np.ndarray) -> None:
+    """The non-zero weights as float16, with their indices (compressed npz)."""
+    nz = np.flatnonzero(weights).astype(np.int32)
+    np.savez_compressed(path, index=nz, value=weights[nz].astype(np.float16))
+
+
+def load_weights(path: str, n_bits: int) -> np.ndarray:
+    data = np.load(path)
+    w = np.zeros(1 << n_bits, np.float32)
+    w[data["index"]] = data["value"].astype(np.float32)
+    return w
