@@ -79,9 +79,9 @@ class AnalyserEnsemble:
 def member_dirs(directory: str | Path) -> list[Path]:
     """The analysers under a model's `neural/`: itself, then member-2, member-3, ..."""
     root = Path(directory)
-    extra = sorted((p for p in root.glob(MEMBER + "*") if p.is_dir()),
-                   key=lambda p: int(p.name[len(MEMBER):]) if p.name[len(MEMBER):].isdigit()
-                   else 0)
+    extra = sorted((p for p in root.glob(MEMBER + "*")
+                    if p.is_dir() and p.name[len(MEMBER):].isdigit()),
+                   key=lambda p: int(p.name[len(MEMBER):]))
     return [root, *extra]
 
 
