@@ -195,7 +195,7 @@ def add_budget_flags(p: argparse.ArgumentParser) -> None:
     import models.graph.decoders  # noqa: F401  (registers the graph decoders, first)
     from models import transition  # noqa: F401  (registers selectional)
     from models.decoders import DECODERS
-    from models.parse_policy import NEURAL_FIELD
+    from models.parse_policy import ANALYSERS, NEURAL_FIELD
 
     fields: dict[str, list] = {}     # field name -> [(decoder, Field)]
     for spec in DECODERS.values():
@@ -217,7 +217,10 @@ def add_budget_flags(p: argparse.ArgumentParser) -> None:
         else:
             opts["type"] = int if f.kind == "int" else float
         p.add_argument("--" + name.replace("_", "-"), **opts)
-    p.set_defaults(budget_fields=list(fields))
+    p.add_argument("--" + ANALYSERS, dest=ANALYSERS, type=int, default=None, metavar="K",
+                   help="a model that averages several neural analysers: use the first K "
+                        "(faster; default all)")
+    p.set_defaults(budget_fields=[*fields, ANALYSERS])
 
 
 def _add_parse(sub: argparse._SubParsersAction, budget_flags: bool = True) -> None:

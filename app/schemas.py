@@ -27,7 +27,8 @@ class ParseRequest(BaseModel):
     decoder, output and the decoder's budget fields (e.g. `restarts`, `converge`,
     `init`, `seed`, `deadline_ms` for greedy; see GET /models). The graph decoders'
     `neural` weighs the model's tag-free neural arc scores: 0 turns them off, unset
-    means the model's weight with the accurate tagger and off with the fast one."""
+    means the model's weight with the accurate tagger and off with the fast one. A model
+    of several neural analysers gives every decoder `analysers` (how many it uses)."""
 
     model_config = ConfigDict(extra="allow", strict=True,
                               json_schema_extra={"examples": PARSE_EXAMPLES})

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from models.errors import ModelError
@@ -36,6 +36,29 @@ class Components:
     accurate: object | None = None         # `neural.tagger.AnalyserTagger`
     transition: object | None = None
     version: str = ""
+    _views: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def analysers(self) -> int:
+        """How many neural analysers the model averages (0: none)."""
+        from models.neural.ensemble import analyser_count
+
+        return analyser_count(self.analyser)
+
+    def with_analysers(self, k: int | None) -> Components:
+        """These parts with the accurate tagger and the neural scores of the first k
+        analysers of the model's ensemble (`AnalyserEnsemble.first`); None or all of
+        them: these parts themselves. The same calibrated weights serve every k."""
+        if k is None or k == self.analysers:
+            return self
+        if k not in self._views:
+            from models.neural.tagger import AnalyserTagger
+
+            analyser = self.analyser.first(k)
+            accurate = (AnalyserTagger(self.tagger, analyser, self.config.tag_weight)
+                        if self.accurate is not None else None)
+            self._views[k] = replace(self, analyser=analyser, accurate=accurate)
+        return self._views[k]
 
 
 def _digest(root: Path) -> str:

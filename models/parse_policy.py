@@ -10,6 +10,9 @@ Section 2.3), plus the model's calibrated share (`label_mix`) of the graph
 labeler's scores, which see the tree around the arc.
 `selectional` is the transition parser; bgi's `ensemble_with: selectional` first
 runs it for bgi's bias tree (Tchernowitz et al. 2016, Section 7).
+Where the model averages several analysers, every decoder also has the field
+`analysers`: how many of them the accurate tagger and the arc and relation scores
+use (fewer: faster, a little less accurate).
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ NEURAL = "neural"            # budget field of the graph decoders: weight of the
 NEURAL_FIELD = Field(NEURAL, "number", None, "weight of the neural analyser's arc scores "
                      "(0: off; unset: the model's arc_weight with the accurate tagger, else "
                      "off)", lo=0, hi=10.0, nullable=True)
+ANALYSERS = "analysers"      # budget field of every decoder of a model with an ensemble
 KEEP_LOGP = float(np.log(0.01))   # arcs the analyser gives at least this probability are
                                   # searched even where the graph model's pruner drops them
 
@@ -41,17 +45,40 @@ class Decision:
     feats: list[str] | None = None  # the analyser's FEATS, when it ran
 
 
+def analysers_field(n: int) -> Field:
+    """The field `analysers` of a model that averages n analysers."""
+    return Field(ANALYSERS, "int", None, f"how many of the model's {n} neural analysers "
+                 "the accurate tagger and the neural scores average (1: the first alone, "
+                 "faster; unset: all)", lo=1, hi=n, nullable=True)
+
+
 def specs(c: Components) -> dict[str, DecoderSpec]:
     """The decoders of the model's parts (registry order, graph decoders first), with
-    the model's own defaults (pipeline.json `decoder_defaults`) and, where the model has
-    the neural analyser, the graph decoders' field `neural`."""
+    the model's own defaults (pipeline.json `decoder_defaults`), where the model has
+    the neural analyser the graph decoders' field `neural`, and where it has several,
+    every decoder's field `analysers`."""
     own = c.config.decoder_defaults
+    ensemble = (analysers_field(c.analysers),) if c.analysers > 1 else ()
     out = {}
     for spec in sorted(DECODERS.values(), key=lambda s: s.component != "graph"):
         if getattr(c, spec.component, None) is not None:
             extra = (NEURAL_FIELD,) if spec.component == "graph" and c.analyser else ()
-            out[spec.name] = spec.with_fields(extra, own.get(spec.name))
+            out[spec.name] = spec.with_fields((*extra, *ensemble), own.get(spec.name))
     return out
+
+
+def take_analysers(c: Components, budget: dict | None) -> tuple[Components, dict]:
+    """The parts a request's `analysers` asks for (`Components.with_analysers`) and its
+    budget without that field; BudgetError for a count the model does not have."""
+    budget = dict(budget or {})
+    k = budget.pop(ANALYSERS, None)
+    if k is None:
+        return c, budget
+    if c.analysers < 2:
+        raise BudgetError(f"model {c.config.name} does not average several neural "
+                          f"analysers: {ANALYSERS} does not apply", "field_not_applicable",
+                          value=ANALYSERS)
+    return c.with_analysers(analysers_field(c.analysers).check(k)), budget
 
 
 def decoders(c: Components) -> dict[str, dict[str, Any]]:

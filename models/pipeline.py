@@ -25,6 +25,7 @@ from models.parse_policy import (
     analyze_ahead,
     decoders,
     parse_tagged,
+    take_analysers,
 )
 from models.parsed import MultiwordToken, ParsedToken, ParsedTree, assemble, mark_tokens
 from models.registry import resolve
@@ -40,6 +41,7 @@ class Pipeline:
     def __init__(self, components: Components):
         self.c = components
         self.tagging = Tagging(components)
+        self._taggings: dict[int, Tagging] = {id(components): self.tagging}
 
     @classmethod
     def load(cls, name_or_path: str | Path) -> Pipeline:
@@ -56,6 +58,7 @@ class Pipeline:
     lemmatizer = property(lambda self: self.c.lemmatizer)
     transition = property(lambda self: self.c.transition)
     analyser = property(lambda self: self.c.analyser)
+    analysers = property(lambda self: self.c.analysers)
     taggers = property(lambda self: self.tagging.taggers)
     labels = property(lambda self: list(self.c.graph.labels))
 
@@ -86,10 +89,19 @@ class Pipeline:
         sents = tok.tokenize(text, limit) if split else [tok.tokenize_sentence(text, limit)]
         return [s for s in sents if s]
 
+    def _view(self, budget: dict | None) -> tuple[Components, Tagging, dict]:
+        """The parts and tagging a request's budget field `analysers` asks for, and the
+        budget without it."""
+        c, budget = take_analysers(self.c, budget)
+        if id(c) not in self._taggings:
+            self._taggings[id(c)] = Tagging(c)
+        return c, self._taggings[id(c)], budget
+
     def analyze_ahead(self, sentences: Sequence[Sequence[str]], tagger: str,
                       budget: dict | None = None) -> None:
         """Analyse a job's sentences as one batch where their parses will use it."""
-        analyze_ahead(self.c, sentences, self.tagging.resolve(tagger) == ACCURATE, budget)
+        c, tagging, budget = self._view(budget)
+        analyze_ahead(c, sentences, tagging.resolve(tagger) == ACCURATE, budget)
 
     # ---- parsing -------------------------------------------------------------
     def parse_words(self, forms: Sequence[str], decoder: str = "greedy",
@@ -102,24 +114,27 @@ class Pipeline:
         if not forms:
             raise BudgetError("a sentence needs at least one word")
         t0 = time.perf_counter()
-        deadline = deadline_of(budget or {})      # covers re-tagging and every decoder
-        tagger = self.tagging.resolve(tagger)
+        c, tagging, budget = self._view(budget)
+        deadline = deadline_of(budget)            # covers re-tagging and every decoder
+        tagger = tagging.resolve(tagger)
         tagged = upos is None or xpos is None
         if tagged:
-            upos, xpos, own = self.tagging.tag_for(forms, tagger, decoder, deadline)
+            upos, xpos, own = tagging.tag_for(forms, tagger, decoder, deadline)
             lemmas = lemmas or own
         tag_seconds = time.perf_counter() - t0
-        d = parse_tagged(self.c, forms, upos, xpos, lemmas, decoder, budget or {},
+        d = parse_tagged(c, forms, upos, xpos, lemmas, decoder, budget,
                          analysed=tagged and tagger == ACCURATE, deadline=deadline)
         feats, agree = d.feats, False
-        if feats is None and self.c.feats is not None:
-            feats, agree = self.c.feats.predict(forms, upos, xpos), True
+        if feats is None and c.feats is not None:
+            feats, agree = c.feats.predict(forms, upos, xpos), True
         stats = dict(d.stats)
         stats["seconds"] = time.perf_counter() - t0
         stats["seconds_per_token"] = stats["seconds"] / len(forms)
         if tagged:               # what tagging (re-tagging included) took of `seconds`
             stats["tagger"] = tagger
             stats["tag_seconds"] = tag_seconds
+        if self.c.analysers > 1 and (stats.get(NEURAL) or (tagged and tagger == ACCURATE)):
+            stats["analysers"] = c.analysers        # of the model's ensemble, this parse's
         return assemble(forms, upos, xpos, lemmas, d.heads, d.deprels, feats, offsets,
                         d.score, stats, agree)
 

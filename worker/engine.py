@@ -129,6 +129,9 @@ class Engine:
                         "version": pipe.version, "language": pipe.language,
                         "labels": pipe.labels, "decoders": pipe.decoders(), "components": comps,
                         "taggers": pipe.taggers,
+                        # neural analysers averaged (0: none; see the budget field
+                        # `analysers` where there are several)
+                        "analysers": pipe.analysers,
                         # what `neural` unset means with the accurate tagger (None: no
                         # neural analyser)
                         "arc_weight": pipe.arc_weight}

@@ -1,14 +1,15 @@
 """Speed of the default request on a treebank's dev file, end to end from gold tokens
 (tagging included), on one core, beside baselines timed in the same command.
 
-    OMP_NUM_THREADS=1 python bench/treebanks/speed.py tr_imst [--model DIR] [--rounds 2]
+    OMP_NUM_THREADS=1 python bench/treebanks/speed.py tr_imst [--model DIR] [--rounds 2] [--out F]
 
 Rows: deptree's default request (`auto` tagger, greedy), the same with the fast
-tagger and no neural scores, mst with the fast tagger, and UDPipe 1.4's tagger and
+tagger and no neural scores, (for a model of several analysers) the default request
+with the first analyser alone (`analysers` 1), mst with the fast tagger, and UDPipe 1.4's tagger and
 parser (runs/treebanks/<name>/udpipe.model, when there). Each is timed `rounds`
 times, alternating, after a warm-up; the best round counts (the machine is shared).
 Tokens/s is process CPU time, so other jobs' load does not count against a row.
-Writes bench/results/treebanks/speed_<name>.json.
+Writes bench/results/treebanks/speed_<name>.json, or `--out`.
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ def main() -> int:
     ap.add_argument("treebank")
     ap.add_argument("--model")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--out", help="result file (default bench/results/treebanks/"
+                                  "speed_<treebank>.json)")
     a = ap.parse_args()
     from models.conllu import read_conllu
     from models.pipeline import Pipeline
@@ -51,6 +54,8 @@ def main() -> int:
     rows = {"deptree default (auto tagger, greedy)": deptree("greedy", "auto", {}),
             "deptree fast tagger, greedy, no neural": deptree("greedy", "fast", {"neural": 0}),
             "deptree fast tagger, mst, no neural": deptree("mst", "fast", {"neural": 0})}
+    if pipe.analysers > 1:                 # an ensemble: its first analyser alone too
+        rows["deptree default, analysers 1"] = deptree("greedy", "auto", {"analysers": 1})
     udmodel = WORK / a.treebank / "udpipe.model"
     if udmodel.exists():
         from ufal.udpipe import Model, ProcessingError
@@ -77,9 +82,10 @@ def main() -> int:
            "threads": os.environ.get("OMP_NUM_THREADS"),
            "rows": {k: {"tokens_per_s": round(n_tok / v), "cpu_seconds": round(v, 2),
                         "time_vs_mst_fast": round(v / base, 2)} for k, v in best.items()}}
-    out = ROOT / "bench" / "results" / "treebanks"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"speed_{a.treebank}.json").write_text(json.dumps(res, indent=1) + "\n")
+    out = Path(a.out) if a.out else (ROOT / "bench" / "results" / "treebanks"
+                                     / f"speed_{a.treebank}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=1) + "\n")
     sys.stdout.write(json.dumps(res, indent=1) + "\n")
     return 0
 

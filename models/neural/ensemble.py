@@ -4,7 +4,9 @@ Analysers trained alike from other seeds make different errors, and on a small
 treebank the seed alone moves dev LAS by up to a point; the mean of their
 probabilities (tags, FEATS, heads, relations) beats each member. `deptree train
 --analysers N` writes member 1 in `neural/` as a single analyser is written, and
-members 2..N in `neural/member-2/`, ... beside its files.
+members 2..N in `neural/member-2/`, ... beside its files. `first(k)` is the
+ensemble of the first k members, which a request may choose for speed (the budget
+field `analysers`).
 """
 from __future__ import annotations
 
@@ -44,20 +46,31 @@ class AnalyserEnsemble:
     """`NeuralAnalyser`'s interface (`analyze`, `analyze_batch`, `label_logp`,
     `arc_bonus`, `vocab`, `labels`) over members that share their vocabulary."""
 
-    def __init__(self, members: Sequence[NeuralAnalyser]):
+    def __init__(self, members: Sequence[NeuralAnalyser], *, checked: bool = False):
         if not members:
             raise ValueError("an ensemble needs at least one analyser")
         first = members[0].vocab
-        for m in members[1:]:
+        for m in members[1:] if not checked else ():
             if m.vocab.to_json() != first.to_json():
                 raise ModelError("the analysers of an ensemble were trained with other "
                                  "vocabularies (another training file?)")
         self.members = list(members)
         self.vocab = first
         self.meta = {"members": [m.meta for m in self.members]}
+        self._first: dict[int, NeuralAnalyser | AnalyserEnsemble] = {len(members): self}
 
     labels = property(lambda self: self.vocab.labels)
     arc_bonus = staticmethod(NeuralAnalyser.arc_bonus)
+
+    def first(self, k: int) -> NeuralAnalyser | AnalyserEnsemble:
+        """The first k members (1 <= k <= their number), the first alone for k = 1.
+        They are the same objects, so their caches of recent analyses are shared."""
+        if not 1 <= k <= len(self.members):
+            raise ValueError(f"an ensemble of {len(self.members)} analysers has no first {k}")
+        if k not in self._first:
+            self._first[k] = (self.members[0] if k == 1 else
+                              AnalyserEnsemble(self.members[:k], checked=True))
+        return self._first[k]
 
     def analyze_batch(self, sentences: Sequence[Sequence[str]]) -> list[EnsembleAnalysis]:
         per_member = [m.analyze_batch(sentences) for m in self.members]
@@ -74,6 +87,13 @@ class AnalyserEnsemble:
                    ) -> np.ndarray:
         """float32 [n, labels]: log of the members' mean P(relation | arc)."""
         return log_mean_exp([m.label_logp(x, heads) for m, x in zip(self.members, a.members)])
+
+
+def analyser_count(analyser: object | None) -> int:
+    """How many analysers `analyser` averages: 0 for None, 1 for a `NeuralAnalyser`."""
+    if analyser is None:
+        return 0
+    return len(analyser.members) if isinstance(analyser, AnalyserEnsemble) else 1
 
 
 def member_dirs(directory: str | Path) -> list[Path]:

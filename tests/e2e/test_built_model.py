@@ -23,6 +23,14 @@ def test_a_built_model_answers_through_the_service(built_model, serve):
         r = http.post("/parse", json={"sentences": [["They", "left", "."]],
                                       "decoder": "selectional", "tagger": "fast"})
         assert r.status_code == 200, r.text
+        # two analysers averaged; a request may use the first alone, for speed
+        assert tiny["analysers"] == 2 and sent["stats"]["analysers"] == 2
+        assert tiny["decoders"]["greedy"]["params"]["analysers"]["hi"] == 2
+        r = http.post("/parse", json={"sentences": ["The forces killed him near the border."],
+                                      "decoder": "greedy", "analysers": 1})
+        assert r.status_code == 200 and r.json()["sentences"][0]["stats"]["analysers"] == 1
+        r = http.post("/parse", json={"sentences": [["They", "left", "."]], "analysers": 3})
+        assert r.status_code == 422 and "analysers" in r.text, r.text
 
 
 def test_a_directory_of_models_is_served_model_by_model(built_model, serve, tmp_path):

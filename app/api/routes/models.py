@@ -22,7 +22,9 @@ async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
     `language`, `labels`, `components`, `taggers` (what a request's `tagger` may be:
     [], ["fast"] or ["fast", "accurate"]), `arc_weight` (the weight of the neural arc
     scores when the graph decoders' `neural` is unset and the accurate tagger tags; null
-    for a model without them), `decoders` -> {doc, fields, defaults, params} (the
+    for a model without them), `analysers` (how many neural analysers the model averages;
+    where several, every decoder has the budget field `analysers` to use fewer, faster),
+    `decoders` -> {doc, fields, defaults, params} (the
     defaults include the settings' `default_budget`; `params`: each field's kind,
     default, bounds `lo`/`hi` (`lo_open`: lo excluded) or `choices`, `nullable`, the
     server's `cap` and a one-line `doc`) and `warm`: the decoders every worker has compiled

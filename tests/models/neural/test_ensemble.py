@@ -7,7 +7,7 @@ import pytest
 
 from models.conllu import read_conllu
 from models.errors import ModelError
-from models.neural.ensemble import AnalyserEnsemble, load_analyser, log_mean_exp
+from models.neural.ensemble import AnalyserEnsemble, analyser_count, load_analyser, log_mean_exp
 from models.neural.network import NeuralAnalyser
 from models.neural.vocab import Vocab
 from tests.models.neural.test_network import CFG, TINY, _words
@@ -86,3 +86,19 @@ def test_members_of_other_vocabularies_are_refused(two):
     other = Vocab.build([[(w[0], w[1], w[2], w[3], w[5]) for w in s] for s in sents[:5]])
     with pytest.raises(ModelError, match="other vocabularies"):
         AnalyserEnsemble([a, _analyser(other, 2)])
+
+
+def test_the_first_members_are_a_smaller_ensemble_sharing_their_caches(two):
+    sents, a, b = two
+    ens = AnalyserEnsemble([a, b, a])
+    assert ens.first(3) is ens and ens.first(1) is a
+    pair = ens.first(2)
+    assert pair.members == [a, b] and pair is ens.first(2)       # built once
+    assert [analyser_count(x) for x in (None, a, pair, ens)] == [0, 1, 2, 3]
+    forms = [w[0] for w in sents[2]]
+    want = AnalyserEnsemble([a, b]).analyze(forms).arc_logp
+    np.testing.assert_allclose(pair.analyze(forms).arc_logp, want, atol=1e-6)
+    assert a.analyze(forms) is a.analyze(forms)       # the member's cache serves both
+    for k in (0, 4):
+        with pytest.raises(ValueError, match=f"no first {k}"):
+            ens.first(k)
