@@ -203,9 +203,10 @@ def _tagged_train(run: _Run) -> Path:
 
 def auto_analysers(n_words: int) -> int:
     """Neural analysers to average when `--analysers` is 0: two below ENSEMBLE_WORDS
-    training words, where one trains in minutes and the seed alone moves dev LAS by up
-    to a point (bench/RESULTS.md, "Two analysers by default under 50,000 training
-    words"); one above, where a second would cost what en_ewt's 28 minutes cost."""
+    training words, where the seed alone moves dev LAS by up to a point (bench/RESULTS.md,
+    "Two analysers by default under 50,000 training words"); one above. Each analyser
+    sees about the same number of words (`neural.train.auto_epochs`), so each costs
+    20 to 30 minutes on 2 cores whatever the treebank's size."""
     return 2 if n_words < ENSEMBLE_WORDS else 1
 
 

@@ -132,3 +132,12 @@ def test_training_lowers_the_loss_and_resumes_from_its_checkpoint(tiny, tmp_path
     again = T.train_analyser(sents[:40], sents[40:50], cfg3, checkpoint_dir=tmp_path)
     assert [r["epoch"] for r in again.meta["history"]] == [1, 2, 3]
     assert again.meta["history"][:2] == hist            # epochs 1-2 read, not rerun
+
+
+def test_small_treebanks_get_many_epochs_and_long_runs_fewer_evaluations():
+    assert [T.auto_epochs(n) for n in (1_000, 20_000, 75_000, 204_577, 10**7)] == [
+        300, 300, 80, 30, 15]
+    for epochs in (3, 100, 160, 298, 300):
+        checked = [e for e in range(1, epochs + 1) if T.evaluated(e, epochs)]
+        assert checked[-1] == epochs and len(checked) <= T.EVALUATIONS
+        assert len(checked) == epochs if epochs <= T.EVALUATIONS else len(checked) < epochs
