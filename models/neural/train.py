@@ -67,7 +67,7 @@ def auto_epochs(n_words: int) -> int:
     """About 6M words seen in all: 30 epochs of en_ewt (205k words), 300 of a treebank
     of 20k words, at most 300. A small treebank takes many passes: on the first 564
     sentences of hu_szeged (12.6k words), the analyser's dev UAS / LAS went from 70.45 /
-    61.51 after 80 epochs to 72.5 / 64.5 after 240 (bench/RESULTS.md)."""
+    61.51 after 80 epochs to 72.67 / 64.81 after 240 (bench/RESULTS.md)."""
     return int(min(MAX_EPOCHS, max(15, math.ceil(WORDS_SEEN / max(1, n_words)))))
 
 
