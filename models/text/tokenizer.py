@@ -13,7 +13,8 @@ Pipeline for one text:
    whose concatenation the treebank keeps whole are merged ("Dr." "e-mail"
    "co-workers"), multiword tokens are split into their words by the learned
    rules of `multiword.py` ("can't" -> "ca" "n't", "gonna" -> "gon" "na", any
-   "...'s" -> "..." "'s");
+   "...'s" -> "..." "'s"); where the treebank's tokens contain spaces (Vietnamese
+   "Hà Nội"), its `joiner.SpaceJoiner` keeps pieces on either side of a space together;
 3. sentence boundaries from `splitter.SentenceSplitter` (averaged perceptron
    over every gap between tokens).
 
@@ -35,6 +36,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+from models.text.joiner import SpaceJoiner
 from models.text.lexicon import Lexicon
 from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter
@@ -129,10 +131,11 @@ class Tokenizer:
     """Rule-based tokenizer with learned lexicons and a learned sentence splitter."""
 
     def __init__(self, lexicon: Lexicon | None = None, splitter: SentenceSplitter | None = None,
-                 segmenter: WordSegmenter | None = None):
+                 segmenter: WordSegmenter | None = None, joiner: SpaceJoiner | None = None):
         self.lexicon = lexicon or Lexicon()
         self.splitter = splitter
         self.segmenter = segmenter          # scripts without spaces (`segmenter.py`)
+        self.joiner = joiner                # tokens with spaces inside (`joiner.py`)
         self._merge_keys = (self.lexicon.joined | self.lexicon.abbreviations
                             | set(self.lexicon.multiword.full))
 
@@ -142,12 +145,20 @@ class Tokenizer:
         as there are more than `limit` tokens (those are returned, for the caller to
         refuse): the work is bounded by the limit, not by the text."""
         out: list[Token] = []
-        for chunk in re.finditer(r"\S+", text):
-            for p in self._merge(self._scan(chunk.group(), chunk.start()), text):
-                out.extend(self._split_multiword(p))
-                if limit is not None and len(out) > limit:
-                    return _mark_space_after(out, text)
+        pieces = self.pieces(text)
+        if self.joiner is not None:
+            pieces = (Token(text[a:b], a, b) for a, b in self.joiner.join(pieces, text))
+        for p in pieces:
+            out.extend(self._split_multiword(p))
+            if limit is not None and len(out) > limit:
+                break
         return _mark_space_after(out, text)
+
+    def pieces(self, text: str) -> Iterator[Token]:
+        """The surface tokens of `text` within its whitespace chunks (scanned, merged by
+        the lexicon, not yet joined across spaces nor split into words), lazily."""
+        for chunk in re.finditer(r"\S+", text):
+            yield from self._merge(self._scan(chunk.group(), chunk.start()), text)
 
     def tokenize(self, text: str, limit: int | None = None) -> list[list[Token]]:
         """Sentences of tokens of running text; over `limit` tokens (see
@@ -229,7 +240,7 @@ class Tokenizer:
 
     def _split_multiword(self, tok: Token) -> list[Token]:
         """The words of a surface token, by the learned multiword rules."""
-        if tok.form.lower() in self.lexicon.joined:
+        if tok.form.lower() in self.lexicon.joined or any(c.isspace() for c in tok.form):
             return [tok]
         words = self.lexicon.multiword.split(tok.form)
         if words is None:
@@ -248,13 +259,16 @@ class Tokenizer:
         os.makedirs(directory, exist_ok=True)
         self.lexicon.save(os.path.join(directory, "lexicon.json"))
         header = {"format_version": FORMAT_VERSION, "has_splitter": self.splitter is not None,
-                  "has_segmenter": self.segmenter is not None}
+                  "has_segmenter": self.segmenter is not None,
+                  "has_joiner": self.joiner is not None}
         with open(os.path.join(directory, "tokenizer.json"), "w", encoding="utf-8") as f:
             json.dump(header, f, indent=1)
         if self.splitter is not None:
             self.splitter.save(directory)
         if self.segmenter is not None:
             self.segmenter.save(directory)
+        if self.joiner is not None:
+            self.joiner.save(directory)
 
     @classmethod
     def load(cls, directory: str) -> Tokenizer:
@@ -265,4 +279,5 @@ class Tokenizer:
         lexicon = Lexicon.load(os.path.join(directory, "lexicon.json"))
         splitter = SentenceSplitter.load(directory) if header["has_splitter"] else None
         segmenter = (WordSegmenter.load(directory) if header.get("has_segmenter") else None)
-        return cls(lexicon, splitter, segmenter)
+        joiner = SpaceJoiner.load(directory) if header.get("has_joiner") else None
+        return cls(lexicon, splitter, segmenter, joiner)
