@@ -72,6 +72,8 @@ def gap_features(before: str, left: str, right: str, after: str, n_bits: int) ->
 
 
 class SpaceJoiner:
+    """Averaged perceptron weights over `gap_features`: a gap joins where they sum > 0."""
+
     def __init__(self, weights: np.ndarray | None = None, n_bits: int = 20):
         self.n_bits = n_bits
         self.weights = weights if weights is not None else np.zeros(1 << n_bits, np.float32)
