@@ -67,7 +67,7 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--neural-epochs", type=int, default=0, help="0: by the treebank's size")
     p.add_argument("--analysers", type=int, default=0, metavar="N",
                    help="neural analysers trained from seeds seed..seed+N-1 and averaged; "
-                        "0: two below 50,000 training words, else one")
+                        "0: two below 100,000 training words, else one")
     p.add_argument("--transition-epochs", type=int, default=8)
     p.add_argument("--jackknife", type=int, default=10,
                    help="folds of jackknifed training tags for the parsers; 0: gold tags")

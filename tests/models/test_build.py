@@ -156,3 +156,11 @@ def test_the_models_own_decoder_defaults_apply_and_are_listed(built_model, tmp_p
     assert pipe.parse_words(forms, "greedy").stats["restarts_used"] <= 2
     assert pipe.parse_words(forms, "greedy", {"restarts": 5, "converge": 5}
                             ).stats["restarts_used"] > 2           # a request's budget wins
+
+
+def test_treebanks_under_100k_words_get_two_analysers():
+    """Measured to pay at 22k and 75k words; en_ewt (205k) keeps one, for its build time
+    and speed goals (bench/RESULTS.md, "Two analysers up to 100,000 training words")."""
+    assert build.auto_analysers(22_432) == 2
+    assert build.auto_analysers(75_186) == 2
+    assert build.auto_analysers(204_577) == 1
