@@ -5,8 +5,8 @@ its treebank keeps such a word as one token with the space inside. The tokenizer
 at every space, so each syllable would become a token. Where enough of the treebank's
 tokens contain whitespace (at least `MIN_SHARE` of them), the front-end learns this
 joiner: an averaged perceptron that decides each single-line gap of whitespace between
-two word pieces, from the pieces around it. UDPipe 1's tokenizer allows spaces inside
-tokens for such treebanks in the same way (Straka, Hajič & Straková, LREC 2016).
+two word pieces, from the pieces around it. UDPipe 1's tokenizer (a GRU over characters,
+Straka, Hajič & Straková, LREC 2016) also allows spaces inside tokens for such treebanks.
 Elsewhere (English, Dutch, Turkish, Hungarian) no token contains a space, and none is
 trained.
 """
