@@ -12,16 +12,14 @@ trained.
 """
 from __future__ import annotations
 
-import json
 import logging
-import os
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 import numpy as np
 
-from models.text.perceptron import load_weights, save_weights, train_averaged
+from models.text.perceptron import load_model, save_model, train_averaged
 
 logger = logging.getLogger(__name__)
 
@@ -130,21 +128,13 @@ class SpaceJoiner:
         return cls(train_averaged(features, labels, n_bits, epochs, seed, "joiner"), n_bits)
 
     def save(self, directory: str) -> None:
-        os.makedirs(directory, exist_ok=True)
-        save_weights(os.path.join(directory, "joiner.npz"), self.weights)
-        with open(os.path.join(directory, "joiner.json"), "w", encoding="utf-8") as f:
-            json.dump({"format_version": FORMAT_VERSION, "n_bits": self.n_bits,
-                       "hash": "crc32"}, f)
+        save_model(directory, "joiner", self.weights,
+                   {"format_version": FORMAT_VERSION, "n_bits": self.n_bits})
 
     @classmethod
     def load(cls, directory: str) -> SpaceJoiner:
-        with open(os.path.join(directory, "joiner.json"), encoding="utf-8") as f:
-            header = json.load(f)
-        if header.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"joiner format {header.get('format_version')} != "
-                             f"{FORMAT_VERSION}: retrain the front-end")
-        return cls(load_weights(os.path.join(directory, "joiner.npz"), header["n_bits"]),
-                   header["n_bits"])
+        weights, header = load_model(directory, "joiner", FORMAT_VERSION)
+        return cls(weights, header["n_bits"])
 
 
 def _owners(pieces: Sequence[Piece], spans: Sequence[tuple[int, int]]) -> list[int | None]:

@@ -3,7 +3,9 @@ learner of the sentence splitter (`splitter.py`) and the word segmenter
 (`segmenter.py`), each of which decides a gap from its own features."""
 from __future__ import annotations
 
+import json
 import logging
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -65,3 +67,23 @@ def load_weights(path: str, n_bits: int) -> np.ndarray:
     w = np.zeros(1 << n_bits, np.float32)
     w[data["index"]] = data["value"].astype(np.float32)
     return w
+
+
+def save_model(directory: str, name: str, weights: np.ndarray, header: dict) -> None:
+    """A gap classifier's two files: `name`.npz, its weights (`save_weights`), and
+    `name`.json, `header` (format_version, n_bits, ...) with the features' hash."""
+    os.makedirs(directory, exist_ok=True)
+    save_weights(os.path.join(directory, f"{name}.npz"), weights)
+    with open(os.path.join(directory, f"{name}.json"), "w", encoding="utf-8") as f:
+        json.dump({**header, "hash": "crc32"}, f, indent=0)
+
+
+def load_model(directory: str, name: str, format_version: int) -> tuple[np.ndarray, dict]:
+    """The weights and header `save_model` wrote; a ValueError for another format."""
+    with open(os.path.join(directory, f"{name}.json"), encoding="utf-8") as f:
+        header = json.load(f)
+    version = header.get("format_version")
+    if version != format_version:
+        raise ValueError(f"{name} format {version} != {format_version}: retrain the front-end "
+                         "with this version of deptree")
+    return load_weights(os.path.join(directory, f"{name}.npz"), header["n_bits"]), header

@@ -10,16 +10,14 @@ classifies every gap between characters (Straka, Hajič & Straková, LREC 2016).
 """
 from __future__ import annotations
 
-import json
 import logging
-import os
 import re
 import zlib
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from models.text.perceptron import load_weights, save_weights, train_averaged
+from models.text.perceptron import load_model, save_model, train_averaged
 
 logger = logging.getLogger(__name__)
 
@@ -91,18 +89,10 @@ class WordSegmenter:
         return cls(weights, n_bits)
 
     def save(self, directory: str) -> None:
-        os.makedirs(directory, exist_ok=True)
-        save_weights(os.path.join(directory, "segmenter.npz"), self.weights)
-        with open(os.path.join(directory, "segmenter.json"), "w", encoding="utf-8") as f:
-            json.dump({"format_version": FORMAT_VERSION, "n_bits": self.n_bits,
-                       "hash": "crc32"}, f)
+        save_model(directory, "segmenter", self.weights,
+                   {"format_version": FORMAT_VERSION, "n_bits": self.n_bits})
 
     @classmethod
     def load(cls, directory: str) -> WordSegmenter:
-        with open(os.path.join(directory, "segmenter.json"), encoding="utf-8") as f:
-            header = json.load(f)
-        if header.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"segmenter format {header.get('format_version')} != "
-                             f"{FORMAT_VERSION}: retrain the front-end")
-        return cls(load_weights(os.path.join(directory, "segmenter.npz"), header["n_bits"]),
-                   header["n_bits"])
+        weights, header = load_model(directory, "segmenter", FORMAT_VERSION)
+        return cls(weights, header["n_bits"])

@@ -16,16 +16,14 @@ blank line marks the paragraph (en_ewt dev sentence F1 90.6 with blank lines /
 """
 from __future__ import annotations
 
-import json
 import logging
-import os
 import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from models.text.perceptron import load_weights, save_weights, train_averaged
+from models.text.perceptron import load_model, save_model, train_averaged
 from models.text.shape import char_classes
 
 if TYPE_CHECKING:
@@ -141,20 +139,11 @@ class SentenceSplitter:
         self.weights = train_averaged(features, labels, self.n_bits, epochs, seed, "splitter")
 
     def save(self, directory: str) -> None:
-        os.makedirs(directory, exist_ok=True)
-        save_weights(os.path.join(directory, "splitter.npz"), self.weights)
-        header = {"format_version": FORMAT_VERSION, "n_bits": self.n_bits,
-                  "hash": "crc32", "abbreviations": sorted(self.abbreviations)}
-        with open(os.path.join(directory, "splitter.json"), "w", encoding="utf-8") as f:
-            json.dump(header, f, indent=0)
+        save_model(directory, "splitter", self.weights,
+                   {"format_version": FORMAT_VERSION, "n_bits": self.n_bits,
+                    "abbreviations": sorted(self.abbreviations)})
 
     @classmethod
     def load(cls, directory: str) -> SentenceSplitter:
-        with open(os.path.join(directory, "splitter.json"), encoding="utf-8") as f:
-            header = json.load(f)
-        version = header.get("format_version")
-        if version != FORMAT_VERSION:
-            raise ValueError(f"splitter format {version} != {FORMAT_VERSION}: retrain the"
-                             " front-end with this version of deptree")
-        w = load_weights(os.path.join(directory, "splitter.npz"), header["n_bits"])
+        w, header = load_model(directory, "splitter", FORMAT_VERSION)
         return cls(w, set(header["abbreviations"]), header["n_bits"])

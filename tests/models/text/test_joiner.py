@@ -1,6 +1,6 @@
 """Tokens with spaces inside (Vietnamese "Hà Nội"): a treebank that has many trains a
-joiner, and the tokenizer keeps those pieces together; a treebank without them trains
-none, and its tokenizer is unchanged."""
+joiner, and the tokenizer keeps those pieces together (a treebank without them trains
+none: test_segmenter.py checks both on the tiny treebank)."""
 from __future__ import annotations
 
 import random
@@ -9,7 +9,6 @@ from models.text._conllu import read_conllu
 from models.text.joiner import MAX_PIECES, SpaceJoiner
 from models.text.tokenizer import Tokenizer
 from models.text.train import evaluate_tokenizer, train_tokenizer
-from tests.conftest import TINY_TREEBANK
 
 WORDS = ["Hà Nội", "sinh viên", "thành phố", "đại học", "Việt Nam", "tôi", "học", "là",
          "của", "ở", "và", "đẹp", "lớn", "có", "nhiều"]
@@ -54,13 +53,6 @@ def test_pieces_the_treebank_keeps_as_one_token_stay_together(tmp_path):
     back = Tokenizer.load(str(tmp_path / "tok"))
     assert back.joiner is not None
     assert back.tokenize_sentence(text) == out
-
-
-def test_a_treebank_without_spaced_tokens_trains_no_joiner(tmp_path):
-    tok = train_tokenizer(read_conllu(str(TINY_TREEBANK)))
-    assert tok.joiner is None
-    tok.save(str(tmp_path / "tok"))
-    assert Tokenizer.load(str(tmp_path / "tok")).joiner is None
 
 
 def test_joins_only_spaces_on_one_line_between_letters_or_digits():

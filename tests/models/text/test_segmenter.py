@@ -53,12 +53,14 @@ def test_runs_of_letters_are_cut_into_the_treebanks_tokens(tmp_path):
         [t.form for t in tok.tokenize_sentence(text)]
 
 
-def test_a_spaced_treebank_trains_no_segmenter(tmp_path):
+def test_a_spaced_treebank_trains_no_segmenter_nor_joiner(tmp_path):
+    """Its tokens meet only at spaces and never contain one (`joiner.py`)."""
     sents = read_conllu(str(TINY_TREEBANK))
     tok = train_tokenizer(sents)
-    assert tok.segmenter is None
+    assert tok.segmenter is None and tok.joiner is None
     tok.save(str(tmp_path / "tok"))
-    assert Tokenizer.load(str(tmp_path / "tok")).segmenter is None
+    back = Tokenizer.load(str(tmp_path / "tok"))
+    assert back.segmenter is None and back.joiner is None
 
 
 def test_cuts_fall_only_between_letters_or_digits():
