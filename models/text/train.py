@@ -70,13 +70,13 @@ def train_tokenizer(sentences: Sequence[Sentence], epochs: int = 10, seed: int =
     splitter; the splitter learns from every document rendered once per paragraph
     separator in `par_seps`."""
     lexicon = learn_lexicon(list(sentences))
-    texts = [(s.text, {a for a, _ in spans}) for s in sentences
-             if (spans := s.token_spans()) is not None]
-    segmenter = WordSegmenter.train(texts, epochs=epochs, seed=seed)
+    aligned = [(s.text, spans) for s in sentences if (spans := s.token_spans()) is not None]
+    segmenter = WordSegmenter.train([(text, {a for a, _ in spans}) for text, spans in aligned],
+                                    epochs=epochs, seed=seed)
     tokenizer = Tokenizer(lexicon, segmenter=segmenter)
     tokenizer.joiner = SpaceJoiner.train(
-        [(s.text, list(tokenizer.pieces(s.text)), spans) for s in sentences
-         if (spans := s.token_spans()) is not None], epochs=epochs, seed=seed)
+        [(text, list(tokenizer.pieces(text)), spans) for text, spans in aligned],
+        epochs=epochs, seed=seed)
     docs = []
     for sep in par_seps:
         for text, spans in running_texts(sentences, sep):
