@@ -211,7 +211,7 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
                 pa_update(w, u, step, idx, val, loss, cfg.C, active)
             step += 1.0
             bar.update(1)
-            if k % 500 == 0:
+            if (k + 1) % 500 == 0 or k + 1 == len(examples):
                 bar.set_postfix(epoch=epoch + 1, train_uas=f"{100.0 * correct / max(1, total):.2f}")
         ckpt.save(w, u, step, epoch)
         if times is not None:

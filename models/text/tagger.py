@@ -79,6 +79,8 @@ class ClassTagger:
         scores = self.scores(forms)
         order = np.argsort(-scores, axis=1, kind="stable")[:, :2]
         rows = np.arange(len(scores))
+        if order.shape[1] < 2:            # one class (a treebank without tags): no doubt
+            return order[:, 0], order[:, 0], np.full(len(scores), np.inf, np.float32)
         return order[:, 0], order[:, 1], scores[rows, order[:, 0]] - scores[rows, order[:, 1]]
 
     def tag(self, forms: Sequence[str]) -> tuple[list[str], list[str]]:

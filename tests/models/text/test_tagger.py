@@ -210,3 +210,16 @@ def test_passive_aggressive_update_gives_margin_one():
                                  np.array([0]), W, U, step, mask)
     scores = W[np.concatenate([rows[0], trows])].sum(axis=0)
     assert errors == 0 and scores[3] - scores[1] == pytest.approx(1.0)
+
+
+def test_a_treebank_without_tags_gives_one_class_and_no_doubt(tiny_tuples):
+    """UPOS and XPOS all `_`: one class, so `alternatives` offers it twice with an
+    infinite margin, and the parser never re-tags (the build's calibration once
+    failed here on a second class that did not exist)."""
+    untagged = [[(w[0], "_", "_") + tuple(w[3:]) for w in s] for s in tiny_tuples]
+    tagger = Tagger.train(untagged, epochs=2, seed=0, n_bits=16)
+    forms = [w[0] for w in tiny_tuples[0]]
+    best, second, margin = tagger.alternatives(forms)
+    assert tagger.classes == [("_", "_")]
+    assert (best == 0).all() and (second == 0).all() and np.isinf(margin).all()
+    assert tagger.tag(forms) == (["_"] * len(forms), ["_"] * len(forms))
