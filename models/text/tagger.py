@@ -51,10 +51,20 @@ logger = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 
 
-def auto_bits(n_words: int) -> int:
+# Training holds two dense float32 [rows, classes] matrices: at most this many cells
+# each (1 GB for the pair), so a tagset of a thousand classes (positional XPOS) does
+# not take 4 GB and more.
+MAX_CELLS = 1 << 27
+
+
+def auto_bits(n_words: int, n_classes: int = 1) -> int:
     """log2 of the feature rows for a training set of n_words: about 8 rows per word,
-    between 2**16 and 2**20 (en_ewt, 205k words, gets 2**20)."""
-    return int(min(20, max(16, int(np.ceil(np.log2(max(2, n_words)))) + 3)))
+    between 2**16 and 2**20 (en_ewt, 205k words, gets 2**20), and fewer where
+    n_classes would pass `MAX_CELLS` (981 classes on tr_imst's 37k words: 2**19 -> 2**17,
+    dev UPOS 88.56 -> 88.40, peak RSS 4.2 -> 1.2 GB)."""
+    by_words = min(20, max(16, int(np.ceil(np.log2(max(2, n_words)))) + 3))
+    by_memory = int(np.floor(np.log2(MAX_CELLS / max(1, n_classes))))
+    return int(max(12, min(by_words, by_memory)))
 
 
 class ClassTagger:
@@ -192,7 +202,8 @@ class Tagger(ClassTagger):
         jackknifing so that they carry test-like errors.
         """
         if n_bits is None:
-            n_bits = auto_bits(sum(len(s) for s in sentences))
+            n_bits = auto_bits(sum(len(s) for s in sentences),
+                               len({(w[1], w[2]) for s in sentences for w in s}))
         if bidirectional:
             forward = cls.train(sentences, epochs, seed, n_bits, stack_folds,
                                 word_classes=word_classes, progress=progress).compacted()

@@ -223,3 +223,15 @@ def test_a_treebank_without_tags_gives_one_class_and_no_doubt(tiny_tuples):
     assert tagger.classes == [("_", "_")]
     assert (best == 0).all() and (second == 0).all() and np.isinf(margin).all()
     assert tagger.tag(forms) == (["_"] * len(forms), ["_"] * len(forms))
+
+
+def test_feature_rows_shrink_for_a_thousand_tag_classes():
+    """A tagset of positional XPOS (about a thousand classes) gets fewer hashed rows,
+    so that training's two dense matrices stay within `MAX_CELLS` each; the four
+    treebanks here (16 to 183 classes) keep the rows their size gives them."""
+    from models.text.tagger import MAX_CELLS, auto_bits
+    assert auto_bits(204_577, 102) == 20                 # en_ewt
+    assert auto_bits(22_432, 183) == 18                  # nl_lassysmall
+    assert auto_bits(37_522, 59) == 19                   # tr_imst
+    assert auto_bits(37_522, 981) == 17                  # tr_imst with XPOS = UPOS|FEATS
+    assert (1 << auto_bits(1_000_000, 3_000)) * 3_000 <= MAX_CELLS
