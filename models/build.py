@@ -300,13 +300,10 @@ def _graph(run: _Run) -> dict:
 
 
 def _transition(run: _Run) -> dict:
-    from models.text.tagger import auto_bits
     from models.transition.train import train
 
     dev = _retagged(run, list(read_conllu(run.dev)))
-    words = sum(len(s.words) for s in read_conllu(run.train))
-    model = train(str(_tagged_train(run)), dev, str(run.out / "transition"),
-                  n_rows=1 << auto_bits(words),
+    model = train(str(_tagged_train(run)), dev, str(run.out / "transition"), n_rows=None,
                   epochs=run.options.transition_epochs, alpha=0.05, prune=0.025,
                   bootstrap_rounds=2, bootstrap_epochs=4, seed=run.options.seed,
                   command="deptree train (transition stage)",

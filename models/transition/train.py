@@ -150,7 +150,7 @@ def evaluate(model: TransitionModel, sents, attrs_list, beam=1, margin=0.88):
 
 
 def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
-          n_rows: int = 1 << 20, alpha: float = 0.02, rho: float = 0.1, eps: float = 1e-3,
+          n_rows: int | None = 1 << 20, alpha: float = 0.02, rho: float = 0.1, eps: float = 1e-3,
           prune: float = 0.0, seed: int = 0, limit: int | None = None,
           templates=DEFAULT_TEMPLATES, passes: bool = True, bootstrap_rounds: int = 0,
           bootstrap_epochs: int | None = None, jackknife: int = 0,
@@ -163,6 +163,7 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
     the project's tagger (`models.text.jackknife`, as `models/graph/train.py` does);
     lemmas stay gold. dev_tagger (a model name or directory with a front-end) re-tags
     dev (UPOS, XPOS, lemmas) so that epochs and rounds are chosen on predicted tags.
+    n_rows: hashed feature rows; None: `text.tagger.auto_bits` of the words and actions.
     checkpoint_dir: where the model after the epochs and after each bootstrapping round
     is kept, so that a rerun with the same data continues from the last of them."""
     t0 = time.perf_counter()
@@ -193,6 +194,9 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
     atype, alabel = action_table(labels, seen)
     if not passes:
         atype, alabel = atype[~np.isin(atype, PASS_TYPES)], alabel[~np.isin(atype, PASS_TYPES)]
+    if n_rows is None:          # sized to the data and the actions, as the tagger's rows
+        from models.text.tagger import auto_bits
+        n_rows = 1 << auto_bits(sum(len(s.words) for s in sents), len(atype))
     table = parse_templates(templates)
     attrs_tr = [_encode(s) for s in sents]
     if dev_tagger:

@@ -65,3 +65,13 @@ def test_training_resumes_from_its_checkpoints(setup, tmp_path, monkeypatch):
     monkeypatch.setattr("models.transition.bootstrap.adagrad_epoch", no_training)
     again = train(tr, dev, None, **kw)
     assert np.array_equal(again.dense_weights(), first.dense_weights())
+
+
+def test_rows_sized_to_the_words_and_actions(setup):
+    """n_rows=None (the build's choice): `auto_bits` of the training words and the
+    actions, as the tagger's rows are sized."""
+    from models.text.tagger import auto_bits
+    _model, tr, _dev, _attrs, _ex, _golds = setup
+    sized = train(tr, None, None, epochs=1, n_rows=None, alpha=0.05)
+    words = sum(len(s.words) for s in tr)
+    assert sized.n_rows == 1 << auto_bits(words, len(sized.atype)) == 1 << 16
