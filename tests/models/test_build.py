@@ -164,3 +164,26 @@ def test_treebanks_under_100k_words_get_two_analysers():
     assert build.auto_analysers(22_432) == 2
     assert build.auto_analysers(75_186) == 2
     assert build.auto_analysers(204_577) == 1
+
+
+def test_a_treebank_of_heads_and_relations_alone_builds_and_parses(tmp_path):
+    """No UPOS, XPOS, LEMMA or FEATS (all `_`): the one command still builds a model
+    whose trees are whole; it tags `_` (one tag class, no re-tagging)."""
+    rows = []
+    for line in TINY_TREEBANK.read_text(encoding="utf-8").splitlines():
+        cols = line.split("\t")
+        if len(cols) == 10 and cols[0].isdigit():
+            cols[2] = cols[3] = cols[4] = cols[5] = "_"
+        rows.append("\t".join(cols))
+    bare = tmp_path / "bare.conllu"
+    bare.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    from tests.conftest import TINY_BUILD
+    out = build.build_model(bare, None, tmp_path / "bare",
+                            build.BuildOptions(**{**TINY_BUILD, "analysers": 1}))
+    pipe = Pipeline.load(out)
+    for tagger in ("fast", ACCURATE):
+        tree = pipe.parse_words("The forces killed him near the border .".split(), "greedy",
+                                tagger=tagger)
+        heads = [t.head for t in tree.tokens]
+        assert heads.count(0) == 1 and all(0 <= h <= len(heads) for h in heads)
+        assert {t.upos for t in tree.tokens} == {"_"}
