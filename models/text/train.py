@@ -22,7 +22,7 @@ from models.text.lexicon import learn_lexicon
 from models.text.scoring import accuracy, span_f1
 from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter, render_document
-from models.text.tagger import Tagger
+from models.text.tagger import Tagger, wants_upos
 from models.text.tokenizer import Tokenizer
 from models.text.wordclasses import WordClasses
 
@@ -148,7 +148,9 @@ def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epoch
     metrics: dict = {"train": train_path, "dev": dev_path, "epochs": epochs, "seed": seed,
                      "stack_folds": stack_folds, "bidirectional": bidirectional,
                      "word_classes": None if word_classes is None else word_classes.source}
-    steps = 1 + epochs * (2 if bidirectional else 1) + 2 + bool(dev)
+    tuples = tag_tuples(train)
+    tagger_steps = epochs * (2 if bidirectional else 1) * (2 if wants_upos(tuples) else 1)
+    steps = 1 + tagger_steps + 2 + bool(dev)
     bar = progress_bar(steps, "front-end", "step")
     done = _Parts(checkpoints)
 
@@ -169,11 +171,10 @@ def train_frontend(train_path: str, dev_path: str | None, out_dir: str, *, epoch
     t0 = time.perf_counter()
     tokenizer = part("tokenizer", lambda: train_tokenizer(train, seed=seed), Tokenizer.load)
     t1 = time.perf_counter()
-    tuples = tag_tuples(train)
     part("tagger", lambda: Tagger.train(tuples, epochs=epochs, seed=seed,
                                         stack_folds=stack_folds, bidirectional=bidirectional,
                                         word_classes=word_classes, progress=lambda: bar.update(1)),
-         Tagger.load, epochs * (2 if bidirectional else 1), reports=True)
+         Tagger.load, tagger_steps, reports=True)
     tagger = Tagger.load(os.path.join(out_dir, "tagger"))  # dev figures of the pruned model
     t2 = time.perf_counter()
     lemmatizer = part("lemmatizer", lambda: Lemmatizer.train(tuples),

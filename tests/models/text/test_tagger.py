@@ -80,7 +80,7 @@ def test_concurrent_tagging_matches_sequential(tiny_tuples):
     """Regression: the word-type cache is shared; threads must not corrupt it."""
     from concurrent.futures import ThreadPoolExecutor
 
-    tagger = Tagger.train(tiny_tuples, epochs=2, seed=0, n_bits=14)
+    tagger = Tagger.train(tiny_tuples, epochs=2, seed=0, n_bits=14, upos=False)
     batches = [[f"new{j}w{i}" for i in range(30)] + [w[0] for w in s]
                for j, s in enumerate(tiny_tuples)]
     fresh = Tagger(tagger.classes, tagger.n_bits, tagger.W, ambiguity=tagger.ambiguity)
@@ -127,7 +127,7 @@ def _array_bytes(tagger: Tagger | None) -> int:
 
 def test_compact_weights_give_the_dense_scores(tiny_tuples):
     """Unpruned float32 weights with dense, pair-stored and all-zero rows."""
-    tagger = Tagger.train(tiny_tuples, epochs=3, seed=0, n_bits=14)
+    tagger = Tagger.train(tiny_tuples, epochs=3, seed=0, n_bits=14, upos=False)
     W = tagger.W
     flat = np.flatnonzero(W)
     compact = compact_weights(flat, W.reshape(-1)[flat], W.shape[0], W.shape[1])
@@ -235,3 +235,24 @@ def test_feature_rows_shrink_for_a_thousand_tag_classes():
     assert auto_bits(37_522, 59) == 19                   # tr_imst
     assert auto_bits(37_522, 981) == 17                  # tr_imst with XPOS = UPOS|FEATS
     assert (1 << auto_bits(1_000_000, 3_000)) * 3_000 <= MAX_CELLS
+
+
+def test_a_upos_tagger_joins_where_xpos_splits_upos(tmp_path, tiny_tuples):
+    """The tiny treebank's (UPOS, XPOS) classes outnumber its UPOS values, so a
+    UPOS-only tagger adds its scores to the joint ones, and survives save/load."""
+    from models.text.tagger import wants_upos
+    assert wants_upos(tiny_tuples)
+    tagger = Tagger.train(tiny_tuples, epochs=3, seed=0, n_bits=14, bidirectional=True)
+    joint = Tagger.train(tiny_tuples, epochs=3, seed=0, n_bits=14, bidirectional=True,
+                         upos=False)
+    assert tagger.upos is not None and joint.upos is None
+    names = sorted({w[1] for s in tiny_tuples for w in s})
+    assert [u for u, _ in tagger.upos.classes] == names
+    forms = [w[0] for w in tiny_tuples[0]]
+    upos_scores = tagger.upos.scores(forms)[:, [names.index(u) for u, _ in tagger.classes]]
+    assert np.allclose(tagger.scores(forms), joint.scores(forms) + upos_scores)
+    tagger.save(str(tmp_path / "t"))
+    loaded = Tagger.load(str(tmp_path / "t"))
+    assert loaded.upos is not None and loaded.tag(forms) == tagger.compacted().tag(forms)
+    # one UPOS per class: no companion
+    assert not wants_upos([[(w[0], w[1], "_") for w in s] for s in tiny_tuples])
