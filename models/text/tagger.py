@@ -121,12 +121,9 @@ class Tagger(ClassTagger):
                  backward: Tagger | None = None, compact: tuple[np.ndarray, ...] | None = None,
                  word_classes: WordClasses | None = None, upos: Tagger | None = None):
         self.classes = list(classes)
-        self.upos = upos  # UPOS-only tagger whose scores add to each class's (module doc)
+        self.upos = None  # UPOS-only tagger whose scores add to each class's (module doc)
         if upos is not None:
-            names = [u for u, _ in upos.classes]
-            if any(u not in names for u, _ in self.classes):
-                raise ValueError("the UPOS tagger lacks a UPOS of the joint classes")
-            self._upos_of = np.array([names.index(u) for u, _ in self.classes], np.int64)
+            self._pair(upos)
         self.backward = backward  # right-to-left tagger; scores of both are added
         if backward is not None and backward.classes != self.classes:
             raise ValueError("forward and backward taggers have different classes")
@@ -156,6 +153,14 @@ class Tagger(ClassTagger):
         self.meta = meta or {}
         self._static, self._pairs = templates(first is not None, word_classes is not None)
         self._cache = TypeCache(self.ambiguity, word_classes)
+
+    def _pair(self, upos: Tagger) -> None:
+        """Add upos's score of each class's UPOS to this tagger's scores."""
+        names = [u for u, _ in upos.classes]
+        if any(u not in names for u, _ in self.classes):
+            raise ValueError("the UPOS tagger lacks a UPOS of the joint classes")
+        self.upos = upos
+        self._upos_of = np.array([names.index(u) for u, _ in self.classes], np.int64)
 
     # -- tagging ---------------------------------------------------------------
     def _type_features(self, forms: Sequence[str],
@@ -229,11 +234,9 @@ class Tagger(ClassTagger):
         if upos:
             joint = cls.train(sentences, epochs, seed, n_bits, stack_folds, bidirectional,
                               word_classes, progress, upos=False)
-            joint.upos = cls.train([[(w[0], w[1], "") + tuple(w[3:]) for w in s]
+            joint._pair(cls.train([[(w[0], w[1], "") + tuple(w[3:]) for w in s]
                                     for s in sentences], epochs, seed, n_bits, stack_folds,
-                                   bidirectional, word_classes, progress, upos=False)
-            names = [u for u, _ in joint.upos.classes]
-            joint._upos_of = np.array([names.index(u) for u, _ in joint.classes], np.int64)
+                                   bidirectional, word_classes, progress, upos=False))
             return joint
         if n_bits is None:
             n_bits = auto_bits(sum(len(s) for s in sentences),
