@@ -215,9 +215,9 @@ class Tagger(ClassTagger):
               upos: bool | None = None) -> Tagger:
         """Train on sentences of (form, upos, xpos, ...) tuples.
 
-        n_bits: log2 of the hashed feature rows; None: `auto_bits` of the data's size
-        (training holds two dense [2**n_bits, classes] float32 matrices, 1.5 GB at 20
-        bits for a tagset of 180 classes: a small treebank needs far fewer rows).
+        n_bits: log2 of the hashed feature rows; None: `auto_bits` of the data's size and
+        its classes (training holds two dense [2**n_bits, classes] float32 matrices, 1.5 GB
+        at 20 bits for a tagset of 180 classes: a small treebank needs far fewer rows).
         word_classes: add cluster and WordNet features (`wordclasses`; not with stacking).
         bidirectional: also train a right-to-left tagger (on reversed sentences);
         tags are then the argmax of the sum of both passes' scores.
@@ -229,6 +229,7 @@ class Tagger(ClassTagger):
         upos: also train the UPOS-only tagger (module doc), with the same settings;
         None: where the (UPOS, XPOS) classes outnumber the UPOS values.
         """
+        classes = sorted({(w[1], w[2]) for s in sentences for w in s})
         if upos is None:
             upos = wants_upos(sentences)
         if upos:
@@ -239,8 +240,7 @@ class Tagger(ClassTagger):
                                    bidirectional, word_classes, progress, upos=False))
             return joint
         if n_bits is None:
-            n_bits = auto_bits(sum(len(s) for s in sentences),
-                               len({(w[1], w[2]) for s in sentences for w in s}))
+            n_bits = auto_bits(sum(len(s) for s in sentences), len(classes))
         if bidirectional:
             forward = cls.train(sentences, epochs, seed, n_bits, stack_folds,
                                 word_classes=word_classes, progress=progress,
@@ -261,7 +261,6 @@ class Tagger(ClassTagger):
             first = base(list(sentences))
             level1 = [list(zip(*t)) for t in
                       jackknife_tags(sentences, stack_folds, seed, train_fn=base)]
-        classes = sorted({(w[1], w[2]) for s in sentences for w in s})
         index = {c: i for i, c in enumerate(classes)}
         tagger = cls(classes, n_bits, ambiguity=ambiguity_classes(sentences, index), first=first,
                      word_classes=word_classes)

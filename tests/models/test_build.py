@@ -13,7 +13,7 @@ from models import build
 from models.errors import ModelError
 from models.neural.ensemble import AnalyserEnsemble
 from models.pipeline import ACCURATE, Pipeline
-from tests.conftest import ROOT, TINY_TREEBANK, build_tiny
+from tests.conftest import ROOT, TINY_BUILD, TINY_TREEBANK, build_tiny
 
 pytest.importorskip("jax")
 
@@ -177,7 +177,6 @@ def test_a_treebank_of_heads_and_relations_alone_builds_and_parses(tmp_path):
         rows.append("\t".join(cols))
     bare = tmp_path / "bare.conllu"
     bare.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    from tests.conftest import TINY_BUILD
     out = build.build_model(bare, None, tmp_path / "bare",
                             build.BuildOptions(**{**TINY_BUILD, "analysers": 1}))
     pipe = Pipeline.load(out)
