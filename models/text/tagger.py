@@ -229,7 +229,6 @@ class Tagger(ClassTagger):
         upos: also train the UPOS-only tagger (module doc), with the same settings;
         None: where the (UPOS, XPOS) classes outnumber the UPOS values.
         """
-        classes = sorted({(w[1], w[2]) for s in sentences for w in s})
         if upos is None:
             upos = wants_upos(sentences)
         if upos:
@@ -239,6 +238,7 @@ class Tagger(ClassTagger):
                                     for s in sentences], epochs, seed, n_bits, stack_folds,
                                    bidirectional, word_classes, progress, upos=False))
             return joint
+        classes = sorted({(w[1], w[2]) for s in sentences for w in s})
         if n_bits is None:
             n_bits = auto_bits(sum(len(s) for s in sentences), len(classes))
         if bidirectional:
