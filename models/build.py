@@ -208,7 +208,7 @@ def auto_analysers(n_words: int) -> int:
     words"); one above, where the gain shrinks (en_ewt, 205k: 0.2 / 0.4) and en_ewt's
     60-minute build and 1,500 tokens/s would not hold. Each analyser sees about the same
     number of words (`neural.train.auto_epochs`), so each costs 20 to 30 minutes on 2
-    cores whatever the treebank's size."""
+    cores at any size from 5,000 words up (less below, where epochs are capped)."""
     return 2 if n_words < ENSEMBLE_WORDS else 1
 
 

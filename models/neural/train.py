@@ -59,16 +59,17 @@ class NeuralConfig:
 
 
 WORDS_SEEN = 6_000_000     # words an analyser trains on in all (`auto_epochs`)
-MAX_EPOCHS = 600
+MAX_EPOCHS = 1200
 EVALUATIONS = 100          # dev evaluations (and checkpoints) of a run at most
 
 
 def auto_epochs(n_words: int) -> int:
     """About 6M words seen in all: 30 epochs of en_ewt (205k words), 300 of a treebank
-    of 20k words, at most 600. A small treebank takes many passes: on the first 564
-    sentences of hu_szeged (10.5k words), two analysers of 569 epochs beat two of 300
-    by 0.7 / 0.7 dev UAS / LAS in the default request (bench/RESULTS.md, "Tiny
-    treebanks: 600 epochs")."""
+    of 20k words, at most 1,200. A small treebank takes many passes: in the default
+    request on hu_szeged dev, two analysers of 569 epochs beat two of 300 on its first
+    10.5k words by 0.7 / 0.7 UAS / LAS, and two of 1,198 beat two of 600 on its first
+    5k words by 0.7 / 0.9 (bench/RESULTS.md, "Tiny treebanks: 600 epochs", "... 1,200
+    epochs")."""
     return int(min(MAX_EPOCHS, max(15, math.ceil(WORDS_SEEN / max(1, n_words)))))
 
 
