@@ -68,8 +68,8 @@ def auto_epochs(n_words: int) -> int:
     of 20k words, at most 1,200. A small treebank takes many passes: in the default
     request on hu_szeged dev, two analysers of 569 epochs beat two of 300 on its first
     10.5k words by 0.7 / 0.7 UAS / LAS, and two of 1,198 beat two of 600 on its first
-    5k words by 0.7 / 0.9 (bench/RESULTS.md, "Tiny treebanks: 600 epochs", "... 1,200
-    epochs")."""
+    5k words by 0.7 / 0.9 (bench/RESULTS.md, "Tiny treebanks: 600 epochs" and "Tiny
+    treebanks: 1,200 epochs")."""
     return int(min(MAX_EPOCHS, max(15, math.ceil(WORDS_SEEN / max(1, n_words)))))
 
 
