@@ -195,11 +195,11 @@ def add_budget_flags(p: argparse.ArgumentParser) -> None:
     import models.graph.decoders  # noqa: F401  (registers the graph decoders, first)
     from models import transition  # noqa: F401  (registers selectional)
     from models.decoders import DECODERS
-    from models.parse_policy import ANALYSERS, NEURAL_FIELD
+    from models.parse_policy import ANALYSERS, neural_field
 
     fields: dict[str, list] = {}     # field name -> [(decoder, Field)]
     for spec in DECODERS.values():
-        extra = (NEURAL_FIELD,) if spec.component == "graph" else ()
+        extra = (neural_field(spec.component),)
         for f in (*spec.fields, *extra):
             fields.setdefault(f.name, []).append((spec.name, f))
     for name, owned in fields.items():

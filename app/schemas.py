@@ -25,10 +25,11 @@ PARSE_EXAMPLES = [
 class ParseRequest(BaseModel):
     """Sentences (raw strings or token lists) or a whole `text`; optional model,
     decoder, output and the decoder's budget fields (e.g. `restarts`, `converge`,
-    `init`, `seed`, `deadline_ms` for greedy; see GET /models). The graph decoders'
-    `neural` weighs the model's tag-free neural arc scores: 0 turns them off, unset
-    means the model's weight with the accurate tagger and off with the fast one. A model
-    of several neural analysers gives every decoder `analysers` (how many it uses)."""
+    `init`, `seed`, `deadline_ms` for greedy; see GET /models). `neural` weighs the
+    model's tag-free neural arc scores (for selectional: their power in each move's
+    probability): 0 turns them off, unset means the model's weight with the accurate
+    tagger and off with the fast one. A model of several neural analysers gives every
+    decoder `analysers` (how many it uses)."""
 
     model_config = ConfigDict(extra="allow", strict=True,
                               json_schema_extra={"examples": PARSE_EXAMPLES})
@@ -43,7 +44,7 @@ class ParseRequest(BaseModel):
     tagger: str | None = Field(
         None, description='POS tagger of raw strings, token lists and `text`: "fast" (linear) '
         'or "accurate" (+ BiLSTM, slower; where the model has it, see `taggers` in GET '
-        '/models; with it the graph decoders also add neural arc scores, see the budget '
+        '/models; with it the decoders also use neural arc scores, see the budget '
         'field `neural`); default from settings')
     output: Literal["json", "conllu"] | None = Field(
         None, description='"conllu" returns CoNLL-U text (also with Accept: text/x-conllu)')

@@ -8,8 +8,12 @@ the graph model's arc scores (`GraphModel.scorer`), and when the analyser ran th
 relations of the tree come from its relation classifier (Dozat & Manning 2017,
 Section 2.3), plus the model's calibrated share (`label_mix`) of the graph
 labeler's scores, which see the tree around the arc.
-`selectional` is the transition parser; bgi's `ensemble_with: selectional` first
-runs it for bgi's bias tree (Tchernowitz et al. 2016, Section 7).
+`selectional` is the transition parser; with the analyser its `neural` is the power
+of the analyser's arc probabilities in each move's probability (unset: SELECTIONAL_POWER
+with the accurate tagger, else 0; `transition.decode.with_arc_probs`), and its
+relations come from the analyser as the graph decoders' do. bgi's `ensemble_with:
+selectional` first runs it, the same way, for bgi's bias tree (Tchernowitz et al.
+2016, Section 7).
 Where the model averages several analysers, every decoder also has the field
 `analysers`: how many of them the accurate tagger and the arc and relation scores
 use (fewer: faster, a little less accurate).
@@ -31,6 +35,12 @@ NEURAL = "neural"            # budget field of the graph decoders: weight of the
 NEURAL_FIELD = Field(NEURAL, "number", None, "weight of the neural analyser's arc scores "
                      "(0: off; unset: the model's arc_weight with the accurate tagger, else "
                      "off)", lo=0, hi=10.0, nullable=True)
+SELECTIONAL_POWER = 0.5      # selectional's `neural` unset, accurate tagger: dev UAS/LAS
+                             # (bench/RESULTS.md, "selectional with the analyser")
+SELECTIONAL_NEURAL_FIELD = Field(
+    NEURAL, "number", None, "power of the neural analyser's arc probabilities in each "
+    f"move's probability (0: off; unset: {SELECTIONAL_POWER:g} with the accurate tagger, "
+    "else off)", lo=0, hi=10.0, nullable=True)
 ANALYSERS = "analysers"      # budget field of every decoder of a model with an ensemble
 KEEP_LOGP = float(np.log(0.01))   # arcs the analyser gives at least this probability are
                                   # searched even where the graph model's pruner drops them
@@ -62,7 +72,7 @@ def specs(c: Components) -> dict[str, DecoderSpec]:
     out = {}
     for spec in sorted(DECODERS.values(), key=lambda s: s.component != "graph"):
         if getattr(c, spec.component, None) is not None:
-            extra = (NEURAL_FIELD,) if spec.component == "graph" and c.analyser else ()
+            extra = (neural_field(spec.component),) if c.analyser else ()
             out[spec.name] = spec.with_fields((*extra, *ensemble), own.get(spec.name))
     return out
 
@@ -120,24 +130,35 @@ def analyze_ahead(c: Components, sentences: Sequence[Sequence[str]], accurate: b
         c.analyser.analyze_batch([list(s) for s in sentences if s])
 
 
-def arc_weight(c: Components, neural: Any, analysed: bool) -> float:
-    """The weight of the analyser's arc scores: the budget's `neural` if set, else the
-    model's `arc_weight` when the analyser ran for the tags, else 0 (off)."""
-    neural = NEURAL_FIELD.check(neural)
+def neural_field(component: str) -> Field:
+    """The budget field `neural` of a component's decoders."""
+    return SELECTIONAL_NEURAL_FIELD if component == "transition" else NEURAL_FIELD
+
+
+def arc_weight(c: Components, neural: Any, analysed: bool, component: str = "graph") -> float:
+    """The weight of the analyser's arc scores: the budget's `neural` if set, else, when
+    the analyser ran for the tags, the model's `arc_weight` (graph decoders) or
+    SELECTIONAL_POWER (selectional), else 0 (off)."""
+    neural = neural_field(component).check(neural)
     if neural is None:
-        return c.config.arc_weight if analysed and c.analyser is not None else 0.0
+        if not analysed or c.analyser is None:
+            return 0.0
+        return SELECTIONAL_POWER if component == "transition" else c.config.arc_weight
     if neural and c.analyser is None:
         raise BudgetError(f"model {c.config.name} has no neural analyser: {NEURAL} must be "
                           "0 or unset")
     return float(neural)
 
 
-def _transition(c: Components, forms, lemmas, upos, xpos, budget: dict):
+def _transition(c: Components, forms, lemmas, upos, xpos, budget: dict, analysis=None,
+                power: float = 0.0):
     if c.transition is None:
         raise BudgetError(f"model {c.config.name} has no transition parser: decoder "
                           f"'{SELECTIONAL}' is not available")
+    arc_p = c.analyser.arc_probs(analysis) if analysis is not None and power else None
     return DECODERS[SELECTIONAL](c.transition, budget, list(forms),
-                                 list(lemmas) if lemmas else None, list(upos), list(xpos))
+                                 list(lemmas) if lemmas else None, list(upos), list(xpos),
+                                 arc_p=arc_p, power=power)
 
 
 def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
@@ -150,39 +171,42 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
     budget = {**c.config.decoder_defaults.get(decoder, {}), **budget}
     neural = budget.pop(NEURAL, None)     # checked by arc_weight: 0 is fine without analyser
     budget = spec.validate(budget)
-    if spec.component == "transition":
-        if neural is not None:
-            raise BudgetError(f"{NEURAL} applies to the graph decoders only",
-                              "field_not_applicable", value=NEURAL)
-        heads, deprels, score, stats = _transition(c, forms, lemmas, upos, xpos,
-                                                   {**budget, **remaining_budget(deadline)})
-        return Decision([int(h) for h in heads], list(deprels), float(score), dict(stats))
-    partner = None
-    if budget.get("ensemble_with") == SELECTIONAL and c.transition is not None:
-        partner = [int(h) for h in
-                   _transition(c, forms, lemmas, upos, xpos, remaining_budget(deadline))[0]]
-    weight = arc_weight(c, neural, analysed)
+    weight = arc_weight(c, neural, analysed, spec.component)
     t0 = time.perf_counter()
     analysis = c.analyser.analyze(list(forms)) if weight else None
-    bonus = extra = None
-    if analysis is not None:
-        bonus = c.analyser.arc_bonus(analysis, weight)
-        extra = analysis.arc_logp >= KEEP_LOGP
     arc_seconds = time.perf_counter() - t0
-    res = c.graph.parse(forms, upos, xpos, lemmas, decoder,
-                        {**budget, **remaining_budget(deadline)}, bonus, extra, partner)
-    stats = {**res.stats, NEURAL: weight}
-    deprels, feats = res.deprels, None
+    if spec.component == "transition":
+        heads, deprels, score, stats = _transition(c, forms, lemmas, upos, xpos,
+                                                   {**budget, **remaining_budget(deadline)},
+                                                   analysis, weight)
+        d = Decision([int(h) for h in heads], list(deprels), float(score),
+                     {**stats, NEURAL: weight})
+    else:
+        partner = None
+        if budget.get("ensemble_with") == SELECTIONAL and c.transition is not None:
+            power = SELECTIONAL_POWER if analysis is not None else 0.0
+            partner = [int(h) for h in _transition(c, forms, lemmas, upos, xpos,
+                                                   remaining_budget(deadline), analysis,
+                                                   power)[0]]
+        bonus = extra = None
+        if analysis is not None:
+            t0 = time.perf_counter()
+            bonus = c.analyser.arc_bonus(analysis, weight)
+            extra = analysis.arc_logp >= KEEP_LOGP
+            arc_seconds += time.perf_counter() - t0
+        res = c.graph.parse(forms, upos, xpos, lemmas, decoder,
+                            {**budget, **remaining_budget(deadline)}, bonus, extra, partner)
+        d = Decision(res.heads, res.deprels, res.score, {**res.stats, NEURAL: weight})
     if analysis is not None:
-        stats["neural_seconds"] = arc_seconds
+        d.stats["neural_seconds"] = arc_seconds
         if c.config.label_mix is not None:
             graph = None
             if c.config.label_mix:
                 graph = c.graph.label_scores(c.graph.encode(forms, lemmas, upos, xpos),
-                                             np.array([-1] + list(res.heads)))
-            deprels = relations(c, analysis, res.heads, graph, c.config.label_mix)
-        feats = [c.analyser.vocab.feats[i] for i in analysis.feats_logp.argmax(1)]
-    return Decision(res.heads, deprels, res.score, stats, feats)
+                                             np.array([-1] + list(d.heads)))
+            d.deprels = relations(c, analysis, d.heads, graph, c.config.label_mix)
+        d.feats = [c.analyser.vocab.feats[i] for i in analysis.feats_logp.argmax(1)]
+    return d
 
 
 def relations(c: Components, analysis, heads: Sequence[int], graph: np.ndarray | None = None,

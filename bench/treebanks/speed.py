@@ -2,11 +2,14 @@
 (tagging included), on one core, beside baselines timed in the same command.
 
     OMP_NUM_THREADS=1 python bench/treebanks/speed.py tr_imst [--model DIR] [--rounds 2] [--out F]
+        [--selectional]
 
 Rows: deptree's default request (`auto` tagger, greedy), the same with the fast
 tagger and no neural scores, (for a model of several analysers) the default request
 with the first analyser alone (`analysers` 1), mst with the fast tagger, and UDPipe 1.4's tagger and
-parser (runs/treebanks/<name>/udpipe.model, when there). Each is timed `rounds`
+parser (runs/treebanks/<name>/udpipe.model, when there); with `--selectional`, also
+`selectional` with the `auto` tagger (its moves weighed by the analyser) and with the
+fast tagger and no neural scores. Each is timed `rounds`
 times, alternating, after a warm-up; the best round counts (the machine is shared).
 Tokens/s is process CPU time, so other jobs' load does not count against a row.
 Writes bench/results/treebanks/speed_<name>.json, or `--out`.
@@ -32,6 +35,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--out", help="result file (default bench/results/treebanks/"
                                   "speed_<treebank>.json)")
+    ap.add_argument("--selectional", action="store_true",
+                    help="also time selectional, with and without the analyser")
     a = ap.parse_args()
     from models.conllu import read_conllu
     from models.pipeline import Pipeline
@@ -54,6 +59,10 @@ def main() -> int:
     rows = {"deptree default (auto tagger, greedy)": deptree("greedy", "auto", {}),
             "deptree fast tagger, greedy, no neural": deptree("greedy", "fast", {"neural": 0}),
             "deptree fast tagger, mst, no neural": deptree("mst", "fast", {"neural": 0})}
+    if a.selectional:
+        rows["deptree selectional (auto tagger)"] = deptree("selectional", "auto", {})
+        rows["deptree selectional, fast tagger, no neural"] = deptree("selectional", "fast",
+                                                                      {"neural": 0})
     if pipe.analysers > 1:                 # an ensemble: its first analyser alone too
         rows["deptree default, analysers 1"] = deptree("greedy", "auto", {"analysers": 1})
     udmodel = WORK / a.treebank / "udpipe.model"

@@ -44,7 +44,7 @@ class EnsembleAnalysis(Analysis):
 
 class AnalyserEnsemble:
     """`NeuralAnalyser`'s interface (`analyze`, `analyze_batch`, `label_logp`,
-    `arc_bonus`, `vocab`, `labels`) over members that share their vocabulary."""
+    `arc_bonus`, `arc_probs`, `vocab`, `labels`) over members that share their vocabulary."""
 
     def __init__(self, members: Sequence[NeuralAnalyser], *, checked: bool = False):
         if not members:
@@ -61,6 +61,7 @@ class AnalyserEnsemble:
 
     labels = property(lambda self: self.vocab.labels)
     arc_bonus = staticmethod(NeuralAnalyser.arc_bonus)
+    arc_probs = staticmethod(NeuralAnalyser.arc_probs)
 
     def first(self, k: int) -> NeuralAnalyser | AnalyserEnsemble:
         """The first k members (1 <= k <= their number), the first alone for k = 1.

@@ -259,6 +259,12 @@ class NeuralAnalyser:
         lp = a.arc_logp.astype(np.float64)
         return np.where(np.isfinite(lp), weight * np.maximum(lp, LOGP_FLOOR), 0.0)
 
+    @staticmethod
+    def arc_probs(a: Analysis) -> np.ndarray:
+        """float64 [n + 1, n + 1] (head, dependent): P(head | dependent), 0 where there is
+        no arc; what the transition parser weighs its moves by."""
+        return np.exp(np.ascontiguousarray(a.arc_logp, dtype=np.float64))   # exp(-inf) = 0
+
     # -- persistence -------------------------------------------------------------
     def save(self, directory: str) -> None:
         """float16 weights (compressed npz), a JSON header with the vocabulary and, with

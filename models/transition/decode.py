@@ -7,6 +7,12 @@ scores highest are branched: each new sequence applies the alternative, then
 continues greedily. Each sequence is scored by the average probability of the moves
 it made (the shared prefix included); the highest average wins. b = 1 is greedy.
 
+With the neural analyser's arc probabilities (`arc_p`), each move's probability is
+multiplied by the analyser's probability of what the move decides, to a power, and
+renormalized (`with_arc_probs`): a product of experts (Hinton 2002) of the transition
+classifier and the arc-factored analyser, used for the moves, the margins and the
+sequence scores alike.
+
 Python outer loop (branching, bookkeeping), one numba call per sequence
 (`_run_sequence`, non-allocating, scratch passed in).
 """
@@ -21,7 +27,26 @@ from numba import njit
 
 from .classifier import compact_probabilities
 from .features import N_POS, extract
-from .system import N_ROWS, N_SCALARS, N, apply, finalize, new_state, valid_mask
+from .system import (
+    HEAD,
+    LEFT_PASS,
+    LEFT_REDUCE,
+    N_ROWS,
+    N_SCALARS,
+    NO_REDUCE,
+    NO_SHIFT,
+    NS,
+    RIGHT_PASS,
+    RIGHT_SHIFT,
+    SIGMA,
+    J,
+    N,
+    apply,
+    finalize,
+    new_state,
+    top,
+    valid_mask,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +73,72 @@ class Scratch:
                    np.zeros((cap, 3), np.float64), np.zeros(cap, np.int64))
 
 
+ARC_P_FLOOR = 1e-4      # no move's factor is below this: the classifier keeps a say
+
+
+@njit(cache=True, _nrt=False)
+def with_arc_probs(st, sc, atype, arc_p, power, valid, probs):
+    """Multiply each valid move's probability by the analyser's probability of what the
+    move decides, to `power`; renormalize; return the best move. With i the top of
+    lambda1 and j the first of beta (arc_p [n+1, n+1]: P(head | dependent), indexed
+    (head, dependent)), a move decides two things:
+      the pair: LEFT_* P(head(i) = j), RIGHT_* P(head(j) = i), NO-* 1 - both;
+      what comes next: *-SHIFT ends j's turn, right when j has no arc with a word
+        below i in lambda1 (1 - `deeper`); *-PASS goes on to those words (`deeper`,
+        or for LEFT-PASS, which also keeps i, the larger of it and `later`);
+        *-REDUCE drops i for good, right when i has no arc with a word after j
+        (1 - `later`).
+    `deeper` and `later` sum the arcs' probabilities (at most 1)."""
+    i = top(st, sc)
+    j = sc[J]
+    if i >= 0:
+        left = arc_p[j, i]
+        right = arc_p[i, j]
+        deeper = 0.0
+        for q in range(sc[NS] - 1):
+            k = st[SIGMA, q]
+            deeper += arc_p[k, j] + arc_p[j, k]
+        later = 0.0
+        for m in range(j + 1, sc[N] + 1):
+            later += arc_p[i, m]
+            if st[HEAD, i] == -1:
+                later += arc_p[m, i]
+        deeper = min(deeper, 1.0)
+        later = min(later, 1.0)
+        z = 0.0
+        for a in range(probs.shape[0]):
+            if valid[a]:
+                t = atype[a]
+                if t == LEFT_REDUCE:
+                    f = left * (1.0 - later)
+                elif t == LEFT_PASS:
+                    f = left * max(deeper, later)
+                elif t == RIGHT_SHIFT:
+                    f = right * (1.0 - deeper)
+                elif t == RIGHT_PASS:
+                    f = right * deeper
+                elif t == NO_SHIFT:
+                    f = (1.0 - left - right) * (1.0 - deeper)
+                elif t == NO_REDUCE:
+                    f = (1.0 - left - right) * (1.0 - later)
+                else:                                   # NO_PASS
+                    f = (1.0 - left - right) * deeper
+                probs[a] *= max(f, ARC_P_FLOOR) ** power
+                z += probs[a]
+        if z > 0.0:
+            for a in range(probs.shape[0]):
+                probs[a] /= z
+    best = -1
+    for a in range(probs.shape[0]):
+        if valid[a] and (best < 0 or probs[a] > probs[best]):
+            best = a
+    return best
+
+
 @njit(cache=True, _nrt=False)
 def _run_sequence(st, sc, attrs, table, row_of, Wc, sp, atype, alabel, root_label, margin,
-                  cap, rows, valid, probs, pos, pool_st, pool_sc, pool_f, pool_a, acc):
+                  cap, rows, valid, probs, pos, pool_st, pool_sc, pool_f, pool_a, acc,
+                  arc_p, power):
     """Parse greedily from (st, sc) to a terminal state, in place.
 
     acc: float64 (3,) running (sum of move probabilities, moves) on entry and exit,
@@ -66,6 +154,8 @@ def _run_sequence(st, sc, attrs, table, row_of, Wc, sp, atype, alabel, root_labe
         best = compact_probabilities(row_of, Wc, sp, rows, valid, probs)
         if best < 0:
             break
+        if power != 0.0:
+            best = with_arc_probs(st, sc, atype, arc_p, power, valid, probs)
         pb = probs[best]
         if cap > 0:
             second = -1
@@ -103,23 +193,33 @@ def _run_sequence(st, sc, attrs, table, row_of, Wc, sp, atype, alabel, root_labe
     return kept
 
 
+_NO_ARCS = np.zeros((1, 1), np.float64)
+
+
 def parse(attrs: np.ndarray, table: np.ndarray, weights: tuple, atype: np.ndarray,
           alabel: np.ndarray, root_label: int, fallback_label: int, beam: int,
-          margin: float, scratch: Scratch | None = None, deadline: float | None = None):
+          margin: float, scratch: Scratch | None = None, deadline: float | None = None,
+          arc_p: np.ndarray | None = None, power: float = 0.0):
     """Parse one encoded sentence; returns (heads int64 (n+1,), label ids int64 (n+1,),
     score = average move probability of the winning sequence, stats dict).
 
     weights: compact (row_of, Wc, sp), see `classifier`. deadline (time.monotonic()):
-    the one-best sequence is always parsed; no branch is started after it."""
+    the one-best sequence is always parsed; no branch is started after it. arc_p
+    float64 [n+1, n+1] (head, dependent): the analyser's P(head | dependent), weighed
+    into every move to `power` (`with_arc_probs`; 0 or no arc_p: the classifier alone)."""
     row_of, Wc, sp = weights
     n = attrs.shape[0] - 1
+    if arc_p is None or not power:
+        arc_p, power = _NO_ARCS, 0.0
+    elif arc_p.shape != (n + 1, n + 1):
+        raise ValueError(f"arc_p has shape {arc_p.shape}, expected {(n + 1, n + 1)}")
     cap = beam - 1
     s = scratch or Scratch.make(n, table.shape[0], Wc.shape[1], cap)
     st, sc = new_state(n)
     acc = np.zeros(3, np.float64)
     kept = _run_sequence(st, sc, attrs, table, row_of, Wc, sp, atype, alabel, root_label,
                          margin, cap, s.rows, s.valid, s.probs, s.pos, s.pool_st, s.pool_sc,
-                         s.pool_f, s.pool_a, acc)
+                         s.pool_f, s.pool_a, acc, arc_p, float(power))
     transitions = int(acc[1])
     low_conf = int(acc[2])
     best_st, best_avg = st, acc[0] / max(acc[1], 1.0)
@@ -140,7 +240,7 @@ def parse(attrs: np.ndarray, table: np.ndarray, weights: tuple, atype: np.ndarra
             before = acc[1]
             _run_sequence(pst, psc, attrs, table, row_of, Wc, sp, atype, alabel, root_label,
                           margin, 0, s.rows, s.valid, s.probs, s.pos, s.pool_st, s.pool_sc,
-                          s.pool_f, s.pool_a, acc)
+                          s.pool_f, s.pool_a, acc, arc_p, float(power))
             transitions += int(acc[1] - before) + 1
             avg = acc[0] / acc[1]
             if avg > best_avg:

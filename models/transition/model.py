@@ -8,7 +8,8 @@ A loaded model keeps them compact (`classifier.compact`: row map, dense rows, pa
 pairs; en_ewt 56 MB instead of a 444 MB dense table); training uses a dense W.
 
 Serving API (what `worker/` imports): `load(directory)` and
-`decode(model, forms, lemmas, upos, xpos, budget) -> (heads, deprels, score, stats)`.
+`decode(model, forms, lemmas, upos, xpos, budget, arc_p, power) -> (heads, deprels,
+score, stats)`.
 """
 from __future__ import annotations
 
@@ -86,9 +87,10 @@ class TransitionModel:
         return total
 
     def parse_encoded(self, attrs: np.ndarray, beam: int = 1, margin: float = MARGIN_DEFAULT,
-                      scratch: Scratch | None = None, deadline: float | None = None):
+                      scratch: Scratch | None = None, deadline: float | None = None,
+                      arc_p: np.ndarray | None = None, power: float = 0.0):
         return parse(attrs, self.table, self.weights, self.atype, self.alabel, self.root_label,
-                     self.fallback_label, beam, margin, scratch, deadline)
+                     self.fallback_label, beam, margin, scratch, deadline, arc_p, power)
 
     # ---- files ---------------------------------------------------------------------
     def save(self, directory: str | Path, prune: float = 0.0) -> None:
@@ -153,13 +155,15 @@ def load(directory: str | Path) -> TransitionModel:
 
 
 def _decode(model: TransitionModel, b: dict, forms: Sequence[str],
-            lemmas: Sequence[str] | None, upos: Sequence[str], xpos: Sequence[str]):
+            lemmas: Sequence[str] | None, upos: Sequence[str], xpos: Sequence[str],
+            arc_p: np.ndarray | None = None, power: float = 0.0):
     if not forms:
         return [], [], 0.0, {"transitions": 0, "branches": 0, "seconds": 0.0}
     t0 = time.perf_counter()
     enc = encode(forms, lemmas, upos, xpos)
     heads, labs, score, stats = model.parse_encoded(enc.attrs, b["beam"], b["margin"],
-                                                    deadline=deadline_of(b))
+                                                    deadline=deadline_of(b), arc_p=arc_p,
+                                                    power=power)
     stats["seconds"] = time.perf_counter() - t0
     stats["beam"], stats["margin"] = b["beam"], b["margin"]
     return ([int(h) for h in heads[1:]], [model.labels[int(la)] for la in labs[1:]],
@@ -178,6 +182,9 @@ register(SPEC)
 
 
 def decode(model: TransitionModel, forms: Sequence[str], lemmas: Sequence[str] | None,
-           upos: Sequence[str], xpos: Sequence[str], budget: dict | None = None):
-    """Parse one sentence: (heads list [h1..hn], deprels list, score, stats)."""
-    return SPEC(model, budget, forms, lemmas, upos, xpos)
+           upos: Sequence[str], xpos: Sequence[str], budget: dict | None = None,
+           arc_p: np.ndarray | None = None, power: float = 0.0):
+    """Parse one sentence: (heads list [h1..hn], deprels list, score, stats); with the
+    neural analyser's arc probabilities `arc_p` weighed into every move to `power`
+    (`decode.with_arc_probs`)."""
+    return SPEC(model, budget, forms, lemmas, upos, xpos, arc_p=arc_p, power=power)

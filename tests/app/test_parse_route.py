@@ -38,7 +38,7 @@ def test_models_lists_every_registered_decoder(http):
     # a model with the neural analyser (not "+a" in the version: a hex digest may start so)
     neural = ["neural"] if info["arc_weight"] is not None else []
     for name, dec in info["decoders"].items():
-        assert dec["fields"] == DECODERS[name].names + (neural if name in GRAPH else [])
+        assert dec["fields"] == DECODERS[name].names + neural
         assert list(dec["params"]) == dec["fields"] and dec["doc"]
     # the field's bounds and the server's cap: the session server's budget_caps
     # (conftest SLOW_CAPS: restarts 10000) over the field's own 2000
@@ -238,7 +238,7 @@ def test_unknown_or_unavailable_tagger_is_422_listing_the_models_taggers(http):
     assert r.status_code == 422 and r.json()["error"]["code"] == "wrong_type"
 
 
-def test_neural_arc_scores_are_a_budget_field_of_the_graph_decoders(http, ewt_dev_tokens):
+def test_neural_arc_scores_are_a_budget_field_of_every_decoder(http, ewt_dev_tokens):
     info = http.get("/models").json()["models"]["en_ewt"]
     if "neural" not in info["decoders"]["mst"]["fields"]:
         pytest.skip("en_ewt has no neural analyser (models/pretrained/en_ewt/neural/ missing)")
@@ -264,10 +264,13 @@ def test_neural_arc_scores_are_a_budget_field_of_the_graph_decoders(http, ewt_de
         r = http.post("/parse", json={"sentences": ["A cat."], "decoder": "mst", "neural": bad})
         assert r.status_code == 422, (bad, r.text)
         assert "neural" in r.json()["error"]["message"]
-    if "selectional" in info["decoders"]:
+    if "selectional" in info["decoders"]:            # there: the power of the arc scores
         r = http.post("/parse", json={"sentences": ["A cat."], "decoder": "selectional",
-                                      "neural": 0.5})
-        assert r.status_code == 422 and r.json()["error"]["code"] == "field_not_applicable"
+                                      "neural": 2})
+        assert r.status_code == 200 and r.json()["sentences"][0]["stats"]["neural"] == 2.0
+        r = http.post("/parse", json={"sentences": ["A cat."], "decoder": "selectional",
+                                      "neural": 11})
+        assert r.status_code == 422 and "neural" in r.json()["error"]["message"]
 
 
 def heads(resp: dict) -> list[list[int]]:

@@ -1,4 +1,4 @@
-"""The shipped pipeline's neural analyser scores: the graph decoders' budget field `neural`."""
+"""The shipped pipeline's neural analyser scores: every decoder's budget field `neural`."""
 from __future__ import annotations
 
 import copy
@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from models.graph.decoders import DECODERS, BudgetError
+from models.parse_policy import SELECTIONAL_POWER
 from models.pipeline import NEURAL, SELECTIONAL, Pipeline
 
 FORMS = "I saw the new Fiat Punto at the dealer 's yesterday .".split()
@@ -20,15 +21,32 @@ def pipe():
     return p
 
 
-def test_graph_decoders_list_the_field_selectional_does_not(pipe):
+def test_every_decoder_lists_the_field(pipe):
     decs = pipe.decoders()
-    for name in DECODERS:
+    for name in [*DECODERS, SELECTIONAL]:
         assert NEURAL in decs[name]["fields"] and decs[name]["defaults"][NEURAL] is None
-    if SELECTIONAL in decs:
-        assert NEURAL not in decs[SELECTIONAL]["fields"]
-        with pytest.raises(BudgetError, match="graph decoders only"):
-            pipe.parse_words(FORMS, SELECTIONAL, {NEURAL: 0.5})
+    assert "power" in decs[SELECTIONAL]["params"][NEURAL]["doc"]
     assert "+n" in pipe.version                   # answers depend on the analyser
+
+
+def test_selectional_weighs_its_moves_by_the_analyser_and_takes_its_relations(pipe):
+    """Unset: SELECTIONAL_POWER with the accurate tagger, off with the fast one; on, the
+    relations are the analyser's (so `root` only under the root), off the transition
+    model's own."""
+    acc = pipe.parse_words(FORMS, SELECTIONAL, {}, tagger="accurate")
+    assert acc.stats[NEURAL] == SELECTIONAL_POWER and acc.stats["neural_seconds"] >= 0
+    assert all(t.deprel in pipe.analyser.labels for t in acc.tokens)
+    assert [t.deprel == "root" for t in acc.tokens] == [t.head == 0 for t in acc.tokens]
+    assert pipe.parse_words(FORMS, SELECTIONAL, {}, tagger="fast").stats[NEURAL] == 0.0
+    off = pipe.parse_words(FORMS, SELECTIONAL, {NEURAL: 0}, tagger="accurate")
+    assert off.stats[NEURAL] == 0.0 and "neural_seconds" not in off.stats
+    strong = pipe.parse_words(FORMS, SELECTIONAL, {NEURAL: 10}, tagger="accurate")
+    graph = pipe.parse_words(FORMS, "mst", {NEURAL: 10}, tagger="accurate")
+    same = sum(x.head == y.head for x, y in zip(strong.tokens, graph.tokens))
+    assert strong.stats[NEURAL] == 10.0 and same >= len(FORMS) - 2
+    for bad in (-0.1, 10.5, "high"):
+        with pytest.raises(BudgetError, match="neural must be a number in"):
+            pipe.parse_words(FORMS, SELECTIONAL, {NEURAL: bad})
 
 
 def test_unset_means_the_models_weight_with_the_accurate_tagger_only(pipe):
