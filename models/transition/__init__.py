@@ -5,7 +5,8 @@ for one gold tree), `features` (templates as data, numba extraction), `classifie
 (logistic regression + AdaGrad), `decode` (selectional branching), `model` (files and
 the serving API), `train` / `bootstrap` (training only; never imported by serving).
 
-Serving API: `load(directory)`, `decode(model, forms, lemmas, upos, xpos, budget)`;
+Serving API: `load(directory)`, `decode(model, forms, lemmas, upos, xpos, budget, arc_p,
+power)` (arc_p: the neural analyser's arc probabilities, weighed into the moves);
 `SPEC` is decoder "selectional" (`models/decoders.py`), registered on import.
 """
 from .. import compile_log  # noqa: F401  (kernels live here: it logs their compiles)
