@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from data import ROOT, TREEBANKS
 
@@ -45,9 +46,13 @@ def main() -> int:
     for tb in TREEBANKS:
         ud = _load(f"udpipe_{tb}.json")
         dt = next((r for r in (_load(f"{n}_{tb}.json") for n in names) if r), None)
-        u = _score(ud["dev"], ud["prediction"]) if ud else None
+        u = None
+        if ud:                       # its scores as recorded, else its prediction scored now
+            u = ud.get("scores") or (_score(ud["dev"], ud["prediction"])
+                                     if Path(ud["prediction"]).exists() else None)
         d = dt["default"] if dt else None
-        cells = [f"{u['UAS']:.2f} / {u['LAS']:.2f} / {u['UPOS']:.2f}" if u else "(not run)",
+        cells = [f"{u['UAS']:.2f} / {u['LAS']:.2f} / {u['UPOS']:.2f}" if u else
+                 "(prediction gone)" if ud else "(not run)",
                  f"{d['UAS']:.2f} / {d['LAS']:.2f} / {d['UPOS']:.2f}" if d else "(not run)",
                  f"**{d['UAS'] - u['UAS']:+.2f} / {d['LAS'] - u['LAS']:+.2f}**" if u and d
                  else "",
