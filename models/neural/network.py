@@ -83,7 +83,10 @@ def bilstm(x: np.ndarray, lengths: np.ndarray, wx: np.ndarray, wh: np.ndarray,
     hidden = wh.shape[1]
     rev = reverse_index(lengths, steps)
     rows = np.arange(batch)[:, None]
-    gx = np.stack([x @ wx[0] + b[0], x[rows, rev] @ wx[1] + b[1]])  # [2, B, T, 4H]
+    flat = x.reshape(-1, x.shape[-1])            # one 2-D product per direction: numpy
+    back = x[rows, rev].reshape(flat.shape)       # runs [B, T, D] @ [D, 4H] as B of them
+    gx = np.stack([flat @ wx[0] + b[0], back @ wx[1] + b[1]]).reshape(
+        2, batch, steps, -1)                                         # [2, B, T, 4H]
     h = np.zeros((2, batch, hidden), np.float32)
     c = np.zeros((2, batch, hidden), np.float32)
     out = np.empty((2, batch, steps, hidden), np.float32)
