@@ -194,16 +194,21 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
             bonus = c.analyser.arc_bonus(analysis, weight)
             extra = analysis.arc_logp >= KEEP_LOGP
             arc_seconds += time.perf_counter() - t0
-        res = c.graph.parse(forms, upos, xpos, lemmas, decoder,
-                            {**budget, **remaining_budget(deadline)}, bonus, extra, partner)
-        d = Decision(res.heads, res.deprels, res.score, {**res.stats, NEURAL: weight})
+        enc = c.graph.encode(forms, lemmas, upos, xpos)
+        res = c.graph.decode(enc, decoder, {**budget, **remaining_budget(deadline)}, bonus,
+                             extra, partner)
+        own = analysis is None or c.config.label_mix is None   # the graph labeler's relations
+        d = Decision([int(h) for h in res.heads[1:]],
+                     c.graph.label(enc, res.heads) if own else [], res.score,
+                     {**res.stats, NEURAL: weight})
     if analysis is not None:
         d.stats["neural_seconds"] = arc_seconds
         if c.config.label_mix is not None:
             graph = None
             if c.config.label_mix:
-                graph = c.graph.label_scores(c.graph.encode(forms, lemmas, upos, xpos),
-                                             np.array([-1] + list(d.heads)))
+                if spec.component == "transition":
+                    enc = c.graph.encode(forms, lemmas, upos, xpos)
+                graph = c.graph.label_scores(enc, np.array([-1] + list(d.heads)))
             d.deprels = relations(c, analysis, d.heads, graph, c.config.label_mix)
         d.feats = [c.analyser.vocab.feats[i] for i in analysis.feats_logp.argmax(1)]
     return d
