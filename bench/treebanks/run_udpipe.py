@@ -3,9 +3,15 @@ train file, with its dev file as heldout data, and parse dev from gold tokens wi
 its own tags (UPOS, XPOS, lemmas, FEATS re-predicted, then parsed).
 
     python bench/treebanks/run_udpipe.py tr_imst
+    python bench/treebanks/run_udpipe.py en_ewt --no-tokenizer
+
+`--no-tokenizer` trains no tokenizer (UDPipe's option `tokenizer=none`): dev is
+parsed from gold tokens, so the tokenizer is never used, and on en_ewt its 100
+epochs over the characters would take hours. Tagger and parser keep their defaults.
 
 Writes runs/treebanks/<name>/udpipe.model, udpipe_dev.conllu and
-bench/results/treebanks/udpipe_<name>.json (train seconds, peak RSS).
+bench/results/treebanks/udpipe_<name>.json (train seconds, peak RSS, dev UPOS / UAS /
+LAS by `deptree evaluate`'s scorer).
 """
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ def _read(path, fmt):
     return out
 
 
-def main(name: str) -> int:
+def main(name: str, tokenizer: str = "") -> int:
     from ufal.udpipe import Model, Pipeline, ProcessingError, Sentences, Trainer
 
     train_path, dev_path = split_files(name)
@@ -46,8 +52,9 @@ def main(name: str) -> int:
         heldout.push_back(s)
     t0 = time.time()
     err = ProcessingError()
-    model_bytes = Trainer.train("morphodita_parsito", train, heldout, Trainer.DEFAULT,
-                                Trainer.DEFAULT, Trainer.DEFAULT, err)
+    model_bytes = Trainer.train("morphodita_parsito", train, heldout,
+                                tokenizer or Trainer.DEFAULT, Trainer.DEFAULT,
+                                Trainer.DEFAULT, err)
     if err.occurred():
         raise RuntimeError(err.message)
     seconds = time.time() - t0
@@ -62,10 +69,16 @@ def main(name: str) -> int:
     if err.occurred():
         raise RuntimeError(err.message)
     (out / "udpipe_dev.conllu").write_text(pred, encoding="utf-8")
+    sys.path.insert(0, str(ROOT))
+    from models.evaluate import score_files
+
+    s = score_files(str(dev_path), str(out / "udpipe_dev.conllu"))
     res = {"treebank": name, "train": str(train_path), "dev": str(dev_path),
-           "train_seconds": round(seconds, 1), "parse_seconds": round(parse_seconds, 2),
+           "tokenizer": tokenizer or "default", "train_seconds": round(seconds, 1),
+           "parse_seconds": round(parse_seconds, 2),
            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-           "prediction": str(out / "udpipe_dev.conllu")}
+           "prediction": str(out / "udpipe_dev.conllu"),
+           "scores": {k: round(100 * s[k]["f1"], 2) for k in ("UPOS", "UAS", "LAS")}}
     dest = ROOT / "bench" / "results" / "treebanks"
     dest.mkdir(parents=True, exist_ok=True)
     (dest / f"udpipe_{name}.json").write_text(json.dumps(res, indent=1) + "\n")
@@ -74,4 +87,4 @@ def main(name: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], "none" if "--no-tokenizer" in sys.argv[2:] else ""))
