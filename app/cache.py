@@ -1,9 +1,10 @@
 """Result cache: Redis when a URL is set, an in-process LRU otherwise, or none.
 
-Keys are sha256 over (model name and version, decoder, effective budget without
-`deadline_ms`, seed, tagger, input kind, tokens or text): a seeded decoder gives the
-same tree for the same key, and a deadline only matters when it hit, in which case
-the tree is not stored (see `app.service`). Values are the JSON of a list of trees.
+Keys are sha256 over (tree format, `ANSWERS`, model name and version, decoder,
+effective budget without `deadline_ms`, seed, tagger, input kind, tokens or text): a
+seeded decoder gives the same tree for the same key, and a deadline only matters when
+it hit, in which case the tree is not stored (see `app.service`). Values are the JSON
+of a list of trees.
 
 A Redis failure (timeout, refused connection) never fails a request: the cache
 answers "miss", stores nothing, marks itself down (reported by /ready and the
@@ -28,6 +29,10 @@ KEY_PREFIX = "deptree:cache:"
 # the shape of a stored tree (`worker/protocol.py`); in every key, so trees cached
 # before a change of shape are never served (2: multiword tokens and space_after)
 TREE_FORMAT = 2
+# bumped when the code gives other trees for the same model version and request, so
+# that a cache kept across an upgrade serves none from before it (2: selectional
+# weighs its moves by the neural analyser)
+ANSWERS = 2
 # What an unreachable, slow or restarting Redis raises (timeouts are TimeoutError).
 REDIS_DOWN = (RedisError, OSError, TimeoutError)
 
@@ -38,8 +43,9 @@ def cache_key(model: str, version: str, decoder: str, budget: dict[str, Any], ki
     input that no tagger touches: simpler than deciding per kind, at the cost of a
     second entry when the same tagged sentence comes with both taggers."""
     b = {k: v for k, v in budget.items() if k != "deadline_ms"}
-    blob = json.dumps({"f": TREE_FORMAT, "m": model, "v": version, "d": decoder, "b": b,
-                       "s": b.get("seed"), "t": tagger, "k": kind, "x": payload},
+    blob = json.dumps({"f": TREE_FORMAT, "a": ANSWERS, "m": model, "v": version,
+                       "d": decoder, "b": b, "s": b.get("seed"), "t": tagger, "k": kind,
+                       "x": payload},
                       sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
