@@ -7,13 +7,24 @@ other 1,234. Both parsers (UDPipe and deptree) get the same two files.
 """
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 WORK = ROOT / "runs" / "treebanks"
+RESULTS = ROOT / "bench" / "results" / "treebanks"
 TREEBANKS = ("en_ewt", "nl_lassysmall", "tr_imst", "hu_szeged")
 NL_DEV_EVERY = 5
+
+
+def write_result(res: dict, name: str, out: str | None = None) -> None:
+    """Write a benchmark's result as JSON to `out`, or RESULTS/`name`, and echo it."""
+    dest = Path(out) if out else RESULTS / name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(json.dumps(res, indent=1) + "\n")
+    sys.stdout.write(json.dumps(res, indent=1) + "\n")
 
 
 def _blocks(path: Path) -> list[str]:

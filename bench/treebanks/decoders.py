@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from data import ROOT, WORK, split_files
+from data import ROOT, WORK, split_files, write_result
 
 sys.path.insert(0, str(ROOT))
 
@@ -74,11 +73,7 @@ def main() -> int:
         r["time_vs_mst_fast"] = round(r["cpu_seconds"] / base, 2)
     res = {"treebank": a.treebank, "model": str(model), "tokens": n_tok,
            "threads": os.environ.get("OMP_NUM_THREADS"), "rows": rows}
-    dest = Path(a.out) if a.out else (ROOT / "bench" / "results" / "treebanks"
-                                      / f"decoders_{a.treebank}.json")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps(res, indent=1) + "\n")
-    sys.stdout.write(json.dumps(res, indent=1) + "\n")
+    write_result(res, f"decoders_{a.treebank}.json", a.out)
     return 0
 
 

@@ -25,9 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from data import ROOT, WORK, split_files
+from data import RESULTS, ROOT, WORK, split_files, write_result
 
-RESULTS = ROOT / "bench" / "results" / "treebanks"
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
        "MKL_NUM_THREADS": "1"}
 
@@ -128,9 +127,7 @@ def main() -> int:
                                           "--tagger", "accurate")
         res["order1_graph_alone"] = parse_dev(o1, dev, out / f"{name}_o1_graph_dev.conllu",
                                               "--tagger", "fast", "--neural", "0")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{name}_{a.treebank}.json").write_text(json.dumps(res, indent=1) + "\n")
-    sys.stdout.write(json.dumps(res, indent=1) + "\n")
+    write_result(res, f"{name}_{a.treebank}.json")
     return 0
 
 

@@ -20,7 +20,7 @@ import resource
 import sys
 import time
 
-from data import ROOT, WORK, split_files
+from data import RESULTS, ROOT, WORK, split_files
 
 
 def _read(path, fmt):
@@ -79,9 +79,8 @@ def main(name: str, tokenizer: str = "") -> int:
            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
            "prediction": str(out / "udpipe_dev.conllu"),
            "scores": {k: round(100 * s[k]["f1"], 2) for k in ("UPOS", "UAS", "LAS")}}
-    dest = ROOT / "bench" / "results" / "treebanks"
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / f"udpipe_{name}.json").write_text(json.dumps(res, indent=1) + "\n")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"udpipe_{name}.json").write_text(json.dumps(res, indent=1) + "\n")
     sys.stdout.write(json.dumps(res) + "\n")
     return 0
 

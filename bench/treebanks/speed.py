@@ -17,13 +17,12 @@ Writes bench/results/treebanks/speed_<name>.json, or `--out`.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 from pathlib import Path
 
-from data import ROOT, WORK, split_files
+from data import ROOT, WORK, split_files, write_result
 
 sys.path.insert(0, str(ROOT))
 
@@ -91,11 +90,7 @@ def main() -> int:
            "threads": os.environ.get("OMP_NUM_THREADS"),
            "rows": {k: {"tokens_per_s": round(n_tok / v), "cpu_seconds": round(v, 2),
                         "time_vs_mst_fast": round(v / base, 2)} for k, v in best.items()}}
-    out = Path(a.out) if a.out else (ROOT / "bench" / "results" / "treebanks"
-                                     / f"speed_{a.treebank}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=1) + "\n")
-    sys.stdout.write(json.dumps(res, indent=1) + "\n")
+    write_result(res, f"speed_{a.treebank}.json", a.out)
     return 0
 
 

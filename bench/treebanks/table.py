@@ -14,9 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from data import ROOT, TREEBANKS
-
-RESULTS = ROOT / "bench" / "results" / "treebanks"
+from data import RESULTS, ROOT, TREEBANKS
 
 
 def _load(name: str) -> dict | None:
