@@ -175,6 +175,7 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
     t0 = time.perf_counter()
     analysis = c.analyser.analyze(list(forms)) if weight else None
     arc_seconds = time.perf_counter() - t0
+    enc = None                       # the graph model's encoding, once something needs it
     if spec.component == "transition":
         heads, deprels, score, stats = _transition(c, forms, lemmas, upos, xpos,
                                                    {**budget, **remaining_budget(deadline)},
@@ -206,7 +207,7 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
         if c.config.label_mix is not None:
             graph = None
             if c.config.label_mix:
-                if spec.component == "transition":
+                if enc is None:
                     enc = c.graph.encode(forms, lemmas, upos, xpos)
                 graph = c.graph.label_scores(enc, np.array([-1] + list(d.heads)))
             d.deprels = relations(c, analysis, d.heads, graph, c.config.label_mix)
