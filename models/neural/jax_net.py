@@ -3,6 +3,7 @@ the relation scores. `network.py` runs the same computation in numpy, from the s
 parameters (a test checks that the two agree)."""
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING
 
@@ -73,7 +74,8 @@ def init_params(key, vocab: Vocab, cfg: NeuralConfig, vectors: WordVectors | Non
     return p
 
 
-def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0):
+def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0,
+                 precision: str = "f32"):
     """forward(params, batch, key, keep_input, keep_hidden) -> dict of "tag", "feats"
     log-probabilities [B, T, *], "arc" log P(head | dep) [B, T, T + 1] (head 0 the
     root, head k + 1 the word at row position k), "lab_head" [B, T + 1, L] and
@@ -82,11 +84,18 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0):
     at each sentence and a word's heads are its own sentence's words and the root, so
     every sentence is analysed as if alone, and every batch has one of two shapes.
     batch: "words" [B, T], "chars" [B, T, C], "affixes" [B, T, A], "vectors" [B, T],
-    "seg" [B, T] (the sentence of each position within its row, -1 for padding)."""
+    "seg" [B, T] (the sentence of each position within its row, -1 for padding).
+    precision: the type of the matrix products' operands, 'f32' or 'bf16'
+    (`precision.py`); the biaffine arc scores stay float32."""
     jax, jnp, _ = import_jax()
     from models.neural.jax_lstm import recurrence
 
     vec = None if table is None else jnp.asarray(table)
+    mm = product(precision)
+    low = jnp.bfloat16 if precision == "bf16" else jnp.float32
+
+    def dense(x, w):
+        return _dense(x, w, mm)
 
     def dropout(key, x, keep):
         if key is None:
@@ -107,7 +116,7 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0):
         """Both directions of one layer over [B, T, D] (`jax_lstm.recurrence`); fresh
         [2, B, T] marks the positions where each direction starts a sentence."""
         gx = jnp.stack([dense(x, wx[0]) + b[0], dense(x[:, ::-1], wx[1]) + b[1]])
-        hs = recurrence(jnp.moveaxis(gx, 2, 0), jnp.moveaxis(fresh, 2, 0), wh)
+        hs = recurrence(jnp.moveaxis(gx, 2, 0), jnp.moveaxis(fresh, 2, 0), wh, low)
         hs = jnp.moveaxis(hs, 0, 2)                                      # [2, B, T, H]
         return jnp.concatenate([hs[0], hs[1][:, ::-1]], axis=-1)
 
@@ -147,18 +156,55 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0):
     return forward
 
 
-def label_scores(p, lab_head, lab_dep, heads):
+def label_scores(p, lab_head, lab_dep, heads, precision: str = "f32"):
     """Relation scores [B, T, R] of the arcs heads [B, T] (0 the root, k + 1 row
     position k) -> each word (JAX)."""
     _, jnp, _ = import_jax()
+    mm = product(precision)
     hh = jnp.take_along_axis(lab_head, heads[:, :, None], axis=1)            # [B, T, L]
     r, n_lab, _ = p["lab_U"].shape
-    du = dense(lab_dep, jnp.transpose(p["lab_U"], (1, 0, 2)).reshape(n_lab, r * n_lab))
+    du = _dense(lab_dep, jnp.transpose(p["lab_U"], (1, 0, 2)).reshape(n_lab, r * n_lab), mm)
     return (jnp.einsum("btrk,btk->btr", du.reshape(du.shape[:-1] + (r, n_lab)), hh)
-            + dense(hh, p["lab_Wh"]) + dense(lab_dep, p["lab_Wd"]) + p["lab_b"])
+            + _dense(hh, p["lab_Wh"], mm) + _dense(lab_dep, p["lab_Wd"], mm) + p["lab_b"])
 
 
-def dense(x, w):
-    """x [..., n] @ w [n, m] as one 2-D product: XLA's CPU matmul, and above all its
+def _dense(x, w, mm):
+    """x [..., n] @ w [n, m] as one 2-D product mm: XLA's CPU matmul, and above all its
     gradient with respect to w, is several times slower on the batched form."""
-    return (x.reshape(-1, x.shape[-1]) @ w).reshape(x.shape[:-1] + w.shape[-1:])
+    return mm(x.reshape(-1, x.shape[-1]), w).reshape(x.shape[:-1] + w.shape[-1:])
+
+
+def product(precision: str):
+    """a [m, n] @ b [n, k] of the training graph: float32 ('f32'), or bfloat16 operands
+    with float32 sums ('bf16'), the two products of its gradient likewise."""
+    _, jnp, _ = import_jax()
+    if precision == "f32":
+        return jnp.matmul
+    if precision != "bf16":
+        raise ValueError(f"precision must be 'f32' or 'bf16', not {precision!r}")
+    return _bf16_product()
+
+
+@functools.cache
+def _bf16_product():
+    jax, jnp, _ = import_jax()
+    low = jnp.bfloat16
+
+    def mm(a, b):
+        return jax.lax.dot(a, b, preferred_element_type=jnp.float32)
+
+    @jax.custom_vjp
+    def f(a, b):
+        return mm(a.astype(low), b.astype(low))
+
+    def forward(a, b):
+        a, b = a.astype(low), b.astype(low)
+        return mm(a, b), (a, b)
+
+    def backward(saved, g):
+        a, b = saved
+        g = g.astype(low)
+        return mm(g, b.T), mm(a.T, g)
+
+    f.defvjp(forward, backward)
+    return f

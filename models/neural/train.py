@@ -28,6 +28,7 @@ import numpy as np
 from models.neural.batches import Encoded, Word, to_device
 from models.neural.jax_net import import_jax, init_params, label_scores, make_forward
 from models.neural.network import NeuralAnalyser
+from models.neural.precision import resolve
 from models.neural.vocab import Lookup, Vocab
 from models.progress import progress_bar
 from models.text.word_vectors import WordVectors
@@ -56,6 +57,7 @@ class NeuralConfig:
     keep_hidden: float = 0.67
     word_dropout: float = 0.25
     seed: int = 0
+    precision: str = "auto"        # matrix products: 'bf16' (where the CPU has AMX), 'f32'
 
 
 WORDS_SEEN = 6_000_000     # words an analyser trains on in all (`auto_epochs`)
@@ -155,8 +157,10 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     key, k0 = jax.random.split(key)
     params = init_params(k0, vocab, cfg, vectors)
     state = opt.init(params)
-    forward = make_forward(None if vectors is None else vectors.table, cfg.layers,
-                           len(vocab.affixes))
+    precision = resolve(cfg.precision)
+    table = None if vectors is None else vectors.table
+    forward = make_forward(table, cfg.layers, len(vocab.affixes), precision)
+    exact = make_forward(table, cfg.layers, len(vocab.affixes))   # float32, as inference
 
     def loss_fn(p, batch, k):
         out = forward(p, batch, k, cfg.keep_input, cfg.keep_hidden)
@@ -166,7 +170,7 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
             return -jnp.take_along_axis(logp, gold[..., None], -1)[..., 0]
 
         lab = jax.nn.log_softmax(label_scores(p, out["lab_head"], out["lab_dep"],
-                                              batch["heads"]))
+                                              batch["heads"], precision))
         total = (nll(out["tag"], batch["tags"]) + nll(out["feats"], batch["feats"])
                  + nll(out["arc"], batch["heads"]) + nll(lab, batch["labels"]))
         return jnp.sum(total * mask) / jnp.maximum(jnp.sum(mask), 1)
@@ -179,7 +183,7 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
 
     @jax.jit
     def predict(p, batch):
-        out = forward(p, batch, None, 1.0, 1.0)
+        out = exact(p, batch, None, 1.0, 1.0)
         heads = jnp.argmax(out["arc"], -1)
         labels = jnp.argmax(label_scores(p, out["lab_head"], out["lab_dep"], heads), -1)
         return jnp.argmax(out["tag"], -1), heads, labels
@@ -210,7 +214,8 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     ckpt = _Checkpoint(checkpoint_dir)
     say(f"neural analyser: {len(train)} sentences, {len(vocab.words)} words, "
         f"{len(vocab.chars)} characters, {len(vocab.classes)} tag classes, "
-        f"{len(vocab.labels)} relations; {epochs} epochs of {n_batches} batches")
+        f"{len(vocab.labels)} relations; {epochs} epochs of {n_batches} batches; "
+        f"{precision} matrix products")
     bar = progress_bar(total=total, initial=start * n_batches, desc="neural analyser",
                        unit="batch")
     try:
@@ -254,7 +259,7 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     finally:
         bar.close()
     best_row = max(history, key=lambda r: r.get("las", 0)) if history else {}
-    meta = {"config": asdict(cfg), "epochs": epochs, "history": history,
+    meta = {"config": asdict(cfg), "precision": precision, "epochs": epochs, "history": history,
             "best_epoch": best_row.get("epoch"), "dev": {k: best_row[k] for k in
                                                         ("tags", "uas", "las") if k in best_row}}
     return NeuralAnalyser(vocab, {k: np.asarray(v) for k, v in best.items()}, vectors, meta)

@@ -134,6 +134,15 @@ def test_training_lowers_the_loss_and_resumes_from_its_checkpoint(tiny, tmp_path
     assert again.meta["history"][:2] == hist            # epochs 1-2 read, not rerun
 
 
+def test_bfloat16_training_lowers_the_loss_and_says_so(tiny):
+    sents = tiny[0]
+    cfg = T.NeuralConfig(**{**CFG.__dict__, "epochs": 2, "precision": "bf16"})
+    analyser = T.train_analyser(sents[:40], sents[40:50], cfg)
+    hist = analyser.meta["history"]
+    assert analyser.meta["precision"] == "bf16"
+    assert hist[1]["loss"] < hist[0]["loss"]
+
+
 def test_small_treebanks_get_many_epochs_and_long_runs_fewer_evaluations():
     assert [T.auto_epochs(n) for n in (1_000, 5_012, 10_545, 20_000, 75_000, 204_577,
                                        10**7)] == [1200, 1198, 569, 300, 80, 30, 15]
