@@ -86,7 +86,7 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0,
     batch: "words" [B, T], "chars" [B, T, C], "affixes" [B, T, A], "vectors" [B, T],
     "seg" [B, T] (the sentence of each position within its row, -1 for padding).
     precision: the type of the matrix products' operands, 'f32' or 'bf16'
-    (`precision.py`); the biaffine arc scores stay float32."""
+    (`precision.py`); the batched products of the biaffine scores stay float32."""
     jax, jnp, _ = import_jax()
     from models.neural.jax_lstm import recurrence
 
@@ -187,6 +187,7 @@ def product(precision: str):
 
 @functools.cache
 def _bf16_product():
+    """The 'bf16' product, its gradient written out so that it stays bfloat16 too."""
     jax, jnp, _ = import_jax()
     low = jnp.bfloat16
 
