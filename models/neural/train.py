@@ -128,6 +128,36 @@ class _Checkpoint:
                 meta["history"], d["key"])
 
 
+def make_step(cfg: NeuralConfig, table: np.ndarray | None, n_affix: int, opt,
+              precision: str):
+    """The jitted step (params, optimizer state, batch, key) -> (params, state, loss):
+    one optimizer update on the mean per word of the negative log-likelihoods of its
+    tag, FEATS, head and relation (the relation of the gold head), with dropout."""
+    jax, jnp, optax = import_jax()
+    forward = make_forward(table, cfg.layers, n_affix, precision)
+
+    def loss_fn(p, batch, k):
+        out = forward(p, batch, k, cfg.keep_input, cfg.keep_hidden)
+        mask = batch["seg"] >= 0
+
+        def nll(logp, gold):
+            return -jnp.take_along_axis(logp, gold[..., None], -1)[..., 0]
+
+        lab = jax.nn.log_softmax(label_scores(p, out["lab_head"], out["lab_dep"],
+                                              batch["heads"], precision))
+        total = (nll(out["tag"], batch["tags"]) + nll(out["feats"], batch["feats"])
+                 + nll(out["arc"], batch["heads"]) + nll(lab, batch["labels"]))
+        return jnp.sum(total * mask) / jnp.maximum(jnp.sum(mask), 1)
+
+    @jax.jit
+    def step(p, s, batch, k):
+        loss, grads = jax.value_and_grad(loss_fn)(p, batch, k)
+        updates, s = opt.update(grads, s, p)
+        return optax.apply_updates(p, updates), s, loss
+
+    return step
+
+
 def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]],
                    cfg: NeuralConfig | None = None, *, classes=None,
                    vectors: WordVectors | None = None, checkpoint_dir: str | Path | None = None,
@@ -159,27 +189,8 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     state = opt.init(params)
     precision = resolve(cfg.precision)
     table = None if vectors is None else vectors.table
-    forward = make_forward(table, cfg.layers, len(vocab.affixes), precision)
+    step = make_step(cfg, table, len(vocab.affixes), opt, precision)
     exact = make_forward(table, cfg.layers, len(vocab.affixes))   # float32, as inference
-
-    def loss_fn(p, batch, k):
-        out = forward(p, batch, k, cfg.keep_input, cfg.keep_hidden)
-        mask = batch["seg"] >= 0
-
-        def nll(logp, gold):
-            return -jnp.take_along_axis(logp, gold[..., None], -1)[..., 0]
-
-        lab = jax.nn.log_softmax(label_scores(p, out["lab_head"], out["lab_dep"],
-                                              batch["heads"], precision))
-        total = (nll(out["tag"], batch["tags"]) + nll(out["feats"], batch["feats"])
-                 + nll(out["arc"], batch["heads"]) + nll(lab, batch["labels"]))
-        return jnp.sum(total * mask) / jnp.maximum(jnp.sum(mask), 1)
-
-    @jax.jit
-    def step(p, s, batch, k):
-        loss, grads = jax.value_and_grad(loss_fn)(p, batch, k)
-        updates, s = opt.update(grads, s, p)
-        return optax.apply_updates(p, updates), s, loss
 
     @jax.jit
     def predict(p, batch):
