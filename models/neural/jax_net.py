@@ -92,7 +92,7 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0,
 
     vec = None if table is None else jnp.asarray(table)
     mm = product(precision)
-    low = jnp.bfloat16 if precision == "bf16" else jnp.float32
+    low = operand_type(precision)
 
     def dense(x, w):
         return _dense(x, w, mm)
@@ -174,22 +174,28 @@ def _dense(x, w, mm):
     return mm(x.reshape(-1, x.shape[-1]), w).reshape(x.shape[:-1] + w.shape[-1:])
 
 
+def operand_type(precision: str):
+    """The type of the training graph's product operands: float32 ('f32') or bfloat16
+    ('bf16'); the sums are float32 either way."""
+    _, jnp, _ = import_jax()
+    types = {"f32": jnp.float32, "bf16": jnp.bfloat16}
+    if precision not in types:
+        raise ValueError(f"precision must be 'f32' or 'bf16', not {precision!r}")
+    return types[precision]
+
+
 def product(precision: str):
     """a [m, n] @ b [n, k] of the training graph: float32 ('f32'), or bfloat16 operands
     with float32 sums ('bf16'), the two products of its gradient likewise."""
     _, jnp, _ = import_jax()
-    if precision == "f32":
-        return jnp.matmul
-    if precision != "bf16":
-        raise ValueError(f"precision must be 'f32' or 'bf16', not {precision!r}")
-    return _bf16_product()
+    return jnp.matmul if operand_type(precision) == jnp.float32 else _bf16_product()
 
 
 @functools.cache
 def _bf16_product():
     """The 'bf16' product, its gradient written out so that it stays bfloat16 too."""
     jax, jnp, _ = import_jax()
-    low = jnp.bfloat16
+    low = operand_type("bf16")
 
     def mm(a, b):
         return jax.lax.dot(a, b, preferred_element_type=jnp.float32)
