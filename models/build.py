@@ -48,7 +48,7 @@ class BuildOptions:
     skip: tuple[str, ...] = ()     # stages left out (`OPTIONAL` only)
     order: int = 3                 # of the graph parser
     graph_epochs: int = 0          # 0: the trainer's defaults
-    neural_epochs: int = 0         # 0: `neural.train.auto_epochs`
+    neural_epochs: int = 0         # each analyser's; 0: `neural.train.auto_epochs`
     neural: dict = field(default_factory=dict)   # other `NeuralConfig` fields (sizes)
     analysers: int = 0             # neural analysers averaged; 0: `auto_analysers`
     transition_epochs: int = 8
@@ -206,9 +206,10 @@ def auto_analysers(n_words: int) -> int:
     training words, where the pair beats its first member by 0.7 / 0.9 UAS / LAS at 75k
     words and 1.6 / 2.0 at 22k (bench/RESULTS.md, "Two analysers up to 100,000 training
     words"); one above, where the gain shrinks (en_ewt, 205k: 0.2 / 0.4) and en_ewt's
-    60-minute build and 1,500 tokens/s would not hold. Each analyser sees about the same
-    number of words (`neural.train.auto_epochs`), so each costs 20 to 30 minutes on 2
-    cores at any size from 5,000 words up (less below, where epochs are capped)."""
+    1,500 tokens/s would not hold. The stage sees the same number of words in all
+    (`neural.train.auto_epochs`): one analyser twice as many as each of a pair, so the
+    stage takes about 45 minutes on 2 cores with bfloat16 products at any size from
+    5,000 words up (less below, where epochs are capped)."""
     return 2 if n_words < ENSEMBLE_WORDS else 1
 
 
@@ -220,12 +221,15 @@ def _neural(run: _Run) -> dict:
     import importlib.util
 
     from models.neural.ensemble import MEMBER
+    from models.neural.train import auto_epochs
 
     for package in ("jax", "optax"):
         if importlib.util.find_spec(package) is None:
             raise ModuleNotFoundError(f"the neural stage needs {package}")
     o = run.options
-    n = o.analysers or auto_analysers(sum(len(s.words) for s in read_conllu(run.train)))
+    n_words = sum(len(s.words) for s in read_conllu(run.train))
+    n = o.analysers or auto_analysers(n_words)
+    epochs = o.neural_epochs or auto_epochs(n_words, n)
     done = []
     for k in range(1, n + 1):
         out = run.out / "neural" if k == 1 else run.out / "neural" / f"{MEMBER}{k}"
@@ -234,7 +238,7 @@ def _neural(run: _Run) -> dict:
             work.mkdir(parents=True, exist_ok=True)
             logger.info("neural analyser %d of %d (seed %d)", k, n, o.seed + k - 1)
             args = (str(run.train), str(run.dev), str(out), str(work), o.vectors,
-                    asdict(replace(o, seed=o.seed + k - 1)), str(run.out / "frontend"))
+                    asdict(replace(o, seed=o.seed + k - 1, neural_epochs=epochs)), str(run.out / "frontend"))
             _run_child(args, out)
         meta = json.loads((out / "analyser.json").read_text(encoding="utf-8"))
         done.append({"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch")})

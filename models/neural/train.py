@@ -60,19 +60,22 @@ class NeuralConfig:
     precision: str = "auto"        # matrix products: 'bf16' (where the CPU has AMX), 'f32'
 
 
-WORDS_SEEN = 6_000_000     # words an analyser trains on in all (`auto_epochs`)
+WORDS_SEEN = 12_000_000    # words the neural stage trains on in all, over its analysers
 MAX_EPOCHS = 1200
 EVALUATIONS = 100          # dev evaluations (and checkpoints) of a run at most
 
 
-def auto_epochs(n_words: int) -> int:
-    """About 6M words seen in all: 30 epochs of en_ewt (205k words), 300 of a treebank
-    of 20k words, at most 1,200. A small treebank takes many passes: in the default
+def auto_epochs(n_words: int, analysers: int = 1) -> int:
+    """Epochs for each of `analysers` trained on n_words to see WORDS_SEEN words in
+    all: one analyser of en_ewt (205k words) gets 60 epochs, each of a pair on 20k
+    words 300, at most 1,200. A small treebank takes many passes: in the default
     request on hu_szeged dev, two analysers of 569 epochs beat two of 300 on its first
     10.5k words by 0.7 / 0.7 UAS / LAS, and two of 1,198 beat two of 600 on its first
-    5k words by 0.7 / 0.9 (bench/RESULTS.md, "Tiny treebanks: 600 epochs" and "Tiny
-    treebanks: 1,200 epochs")."""
-    return int(min(MAX_EPOCHS, max(15, math.ceil(WORDS_SEEN / max(1, n_words)))))
+    5k words by 0.7 / 0.9; on en_ewt dev, one of 60 epochs beat one of 30 by 0.32 /
+    0.39 (bench/RESULTS.md, "Tiny treebanks: 600 epochs", "Tiny treebanks: 1,200
+    epochs" and "en_ewt: one analyser, 60 epochs")."""
+    words = WORDS_SEEN / max(1, analysers)
+    return int(min(MAX_EPOCHS, max(15, math.ceil(words / max(1, n_words)))))
 
 
 def evaluated(epoch: int, epochs: int) -> bool:

@@ -144,8 +144,9 @@ def test_bfloat16_training_lowers_the_loss_and_says_so(tiny):
 
 
 def test_small_treebanks_get_many_epochs_and_long_runs_fewer_evaluations():
-    assert [T.auto_epochs(n) for n in (1_000, 5_012, 10_545, 20_000, 75_000, 204_577,
-                                       10**7)] == [1200, 1198, 569, 300, 80, 30, 15]
+    sizes = (1_000, 5_012, 10_545, 20_000, 75_000, 204_577, 10**7)
+    assert [T.auto_epochs(n, 2) for n in sizes] == [1200, 1198, 569, 300, 80, 30, 15]
+    assert [T.auto_epochs(n) for n in sizes] == [1200, 1200, 1138, 600, 160, 59, 15]
     for epochs in (3, 100, 160, 298, 569, 600, 1198, 1200):
         checked = [e for e in range(1, epochs + 1) if T.evaluated(e, epochs)]
         assert checked[-1] == epochs and len(checked) <= T.EVALUATIONS
