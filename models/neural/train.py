@@ -67,13 +67,13 @@ EVALUATIONS = 100          # dev evaluations (and checkpoints) of a run at most
 
 def auto_epochs(n_words: int, analysers: int = 1) -> int:
     """Epochs for each of `analysers` trained on n_words to see WORDS_SEEN words in
-    all: one analyser of en_ewt (205k words) gets 60 epochs, each of a pair on 20k
+    all: one analyser of en_ewt (205k words) gets 59 epochs, each of a pair on 20k
     words 300, at most 1,200. A small treebank takes many passes: in the default
     request on hu_szeged dev, two analysers of 569 epochs beat two of 300 on its first
     10.5k words by 0.7 / 0.7 UAS / LAS, and two of 1,198 beat two of 600 on its first
     5k words by 0.7 / 0.9; on en_ewt dev, one of 60 epochs beat one of 30 by 0.32 /
     0.39 (bench/RESULTS.md, "Tiny treebanks: 600 epochs", "Tiny treebanks: 1,200
-    epochs" and "en_ewt: one analyser, 60 epochs")."""
+    epochs" and "en_ewt: one analyser, twice the words")."""
     words = WORDS_SEEN / max(1, analysers)
     return int(min(MAX_EPOCHS, max(15, math.ceil(words / max(1, n_words)))))
 
