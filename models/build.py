@@ -237,8 +237,9 @@ def _neural(run: _Run) -> dict:
         if not (out / "analyser.json").exists():      # not trained before an interruption
             work.mkdir(parents=True, exist_ok=True)
             logger.info("neural analyser %d of %d (seed %d)", k, n, o.seed + k - 1)
+            member = replace(o, seed=o.seed + k - 1, neural_epochs=epochs)
             args = (str(run.train), str(run.dev), str(out), str(work), o.vectors,
-                    asdict(replace(o, seed=o.seed + k - 1, neural_epochs=epochs)), str(run.out / "frontend"))
+                    asdict(member), str(run.out / "frontend"))
             _run_child(args, out)
         meta = json.loads((out / "analyser.json").read_text(encoding="utf-8"))
         done.append({"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch")})
