@@ -20,7 +20,7 @@ from models.build import _words
 from models.neural import batches as B
 from models.neural.jax_net import import_jax, init_params
 from models.neural.precision import hardware_bf16
-from models.neural.train import NeuralConfig, make_step
+from models.neural.train import NeuralConfig, make_optimizer, make_step
 from models.neural.vocab import Lookup, Vocab
 
 
@@ -32,13 +32,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out")
     args = ap.parse_args()
-    jax, _, optax = import_jax()
+    jax, _, _ = import_jax()
     train = _words(split_files(args.treebank)[0])[:args.sentences]
     cfg = NeuralConfig()
     vocab = Vocab.build([[(w[0], w[1], w[2], w[3], w[5]) for w in s] for s in train])
     data = B.Encoded(train, Lookup(vocab), None)
     params = init_params(jax.random.PRNGKey(0), vocab, cfg, None)
-    opt = optax.chain(optax.clip_by_global_norm(5.0), optax.adam(1e-3, b1=0.9, b2=0.9))
+    opt = make_optimizer(cfg, args.rounds * args.batches)   # the build's optimizer
     rng = np.random.default_rng(0)
     arrays = [data.arrays(b, cfg.batch_tokens, rng, cfg.word_dropout)
               for b in data.batches(rng.permutation(len(data)), cfg.batch_tokens)]

@@ -131,6 +131,17 @@ class _Checkpoint:
                 meta["history"], d["key"])
 
 
+def make_optimizer(cfg: NeuralConfig, total: int):
+    """Adam (beta2 0.9) on gradients clipped to norm 5, its learning rate warmed up
+    linearly over `warmup_steps` and decayed linearly to 0 at step `total`."""
+    _, _, optax = import_jax()
+    schedule = optax.join_schedules(
+        [optax.linear_schedule(0.0, cfg.learning_rate, cfg.warmup_steps),
+         optax.linear_schedule(cfg.learning_rate, 0.0, max(1, total - cfg.warmup_steps))],
+        [cfg.warmup_steps])
+    return optax.chain(optax.clip_by_global_norm(5.0), optax.adam(schedule, b1=0.9, b2=0.9))
+
+
 def make_step(cfg: NeuralConfig, table: np.ndarray | None, n_affix: int, opt,
               precision: str):
     """The jitted step (params, optimizer state, batch, key) -> (params, state, loss):
@@ -168,7 +179,7 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     """Train on sentences of (form, upos, xpos, feats, head, deprel) words; keep the
     epoch of best LAS on dev (each word's most likely head). `classes` fixes the tag
     classes (a linear tagger's, to add the two taggers' scores)."""
-    jax, jnp, optax = import_jax()
+    jax, jnp, _ = import_jax()
     cfg = cfg or NeuralConfig()
     say = progress or logger.info
     vocab = Vocab.build([[(w[0], w[1], w[2], w[3], w[5]) for w in s] for s in train], classes)
@@ -181,11 +192,7 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     rng = np.random.default_rng(cfg.seed)
     n_batches = len(data.batches(range(len(data)), cfg.batch_tokens))
     total = epochs * n_batches
-    schedule = optax.join_schedules(
-        [optax.linear_schedule(0.0, cfg.learning_rate, cfg.warmup_steps),
-         optax.linear_schedule(cfg.learning_rate, 0.0, max(1, total - cfg.warmup_steps))],
-        [cfg.warmup_steps])
-    opt = optax.chain(optax.clip_by_global_norm(5.0), optax.adam(schedule, b1=0.9, b2=0.9))
+    opt = make_optimizer(cfg, total)
     key = jax.random.PRNGKey(cfg.seed)
     key, k0 = jax.random.split(key)
     params = init_params(k0, vocab, cfg, vectors)
