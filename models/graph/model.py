@@ -20,6 +20,7 @@ import numpy as np
 
 from ..decoders import BudgetError, find
 from ..errors import ModelError
+from ..npz import save_npz
 from ..text.wordclasses import WordClasses
 from .decode_mst import decode_mst
 from .decoders import DECODERS, Decoded, Scorer
@@ -185,7 +186,7 @@ class GraphModel:
             arrays[f"{name}_idx"] = idx
             arrays[f"{name}_val"] = vals
             arrays[f"{name}_size"] = np.array([w.shape[0]], dtype=np.int64)
-        np.savez_compressed(d / "weights.npz", **arrays)
+        save_npz(d / "weights.npz", **arrays)
         if self.word_classes is not None and not self.word_classes_at:
             self.word_classes.save(str(d))
         digest = hashlib.sha256((d / "weights.npz").read_bytes()).hexdigest()[:12]

@@ -26,6 +26,7 @@ import numpy as np
 from ..decoders import DEADLINE, DecoderSpec, Field, deadline_of, register
 from ..errors import Errors, ModelError
 from ..graph.encode import encode
+from ..npz import save_npz
 from .classifier import compact, flat_weights, identity_weights
 from .decode import Scratch, parse
 from .features import parse_templates
@@ -106,7 +107,7 @@ class TransitionModel:
             idx, value = nz[keep].astype(np.uint32), vals[keep]
         # sorted flat indices stored as gaps: small numbers, which compress far better
         gaps = np.diff(idx, prepend=np.uint32(0)).astype(np.uint32)
-        np.savez_compressed(d / "weights.npz", gaps=gaps, value=value.astype(np.float16))
+        save_npz(d / "weights.npz", gaps=gaps, value=value.astype(np.float16))
         header = {
             "format": FORMAT, "version": VERSION, "system": SYSTEM,
             "labels": self.labels, "actions": [[int(t), int(la)] for t, la in
