@@ -12,7 +12,7 @@ entry in `.build/state.json`; a rerun skips the stages that ended and resumes th
 one that was interrupted from its checkpoints (the front-end's parts, the jackknife's
 folds, the graph and neural trainers' epochs, the transition parser's epochs and
 bootstrapping rounds). A rerun with another train file, or other options, is refused
-rather than mixed. The neural stage runs in a process of its own. Without a development file a fixed slice of train, every
+rather than mixed. The neural and transition stages run in processes of their own. Without a development file a fixed slice of train, every
 `HOLDOUT_EVERY`-th sentence, is held out for model selection and calibration.
 Nothing here parses flags (`app/cli.py` does).
 """
@@ -247,10 +247,17 @@ def _neural(run: _Run) -> dict:
 
 
 def _run_child(args: tuple, out: Path) -> None:
+    _spawn(_train_neural, args, "neural", out / "analyser.json")
+
+
+def _spawn(target, args: tuple, stage: str, result: Path) -> None:
+    """target(*args) in a spawned process of its own, waited for; a ModelError unless
+    it exits 0 having written `result`."""
     import multiprocessing
 
-    proc = multiprocessing.get_context("spawn").Process(target=_train_neural, args=args,
-                                                         name="deptree-neural")
+    result.unlink(missing_ok=True)
+    proc = multiprocessing.get_context("spawn").Process(target=target, args=args,
+                                                         name=f"deptree-{stage}")
     proc.start()
     try:
         proc.join()
@@ -258,8 +265,8 @@ def _run_child(args: tuple, out: Path) -> None:
         proc.terminate()
         proc.join()
         raise
-    if proc.exitcode != 0 or not (out / "analyser.json").exists():
-        raise ModelError(f"the neural stage failed (exit code {proc.exitcode}; see the log "
+    if proc.exitcode != 0 or not result.exists():
+        raise ModelError(f"the {stage} stage failed (exit code {proc.exitcode}; see the log "
                          "above); run the command again to resume it")
 
 
@@ -305,24 +312,38 @@ def _graph(run: _Run) -> dict:
 
 
 def _transition(run: _Run) -> dict:
-    from models.transition.train import train
+    """In a process of its own, as the neural stage: the two dense tables it trains
+    (2**20 rows by ~100 actions, 0.9 GB at 5,000 sentences) would come on top of what
+    the build process keeps from the earlier stages (~1.1 GB), past 2 GB."""
+    out = run.out / "transition"
+    args = (str(_tagged_train(run)), str(run.dev), str(out), str(run.work / "transition"),
+            str(run.out / "frontend"), run.options.transition_epochs, run.options.seed)
+    _spawn(_train_transition, args, "transition", out / "model.json")
+    meta = json.loads((out / "model.json").read_text(encoding="utf-8"))
+    return {k: meta["training"].get(k) for k in ("best_epoch", "dev_uas_greedy",
+                                                   "dev_las_greedy")}
 
-    dev = _retagged(run, list(read_conllu(run.dev)))
-    model = train(str(_tagged_train(run)), dev, str(run.out / "transition"), n_rows=None,
-                  epochs=run.options.transition_epochs, alpha=0.05, prune=0.025,
-                  bootstrap_rounds=2, bootstrap_epochs=4, seed=run.options.seed,
-                  command="deptree train (transition stage)",
-                  checkpoint_dir=run.work / "transition")
-    return {k: model.meta["training"].get(k) for k in ("best_epoch", "dev_uas_greedy",
-                                                         "dev_las_greedy")}
+
+def _train_transition(train: str, dev: str, out: str, work: str, frontend: str, epochs: int,
+                      seed: int) -> None:
+    """The transition stage's process: train on the jackknifed tags, select on dev
+    tagged by the front-end, save to out."""
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from models.transition.train import train as train_transition
+
+    train_transition(train, _retagged(Path(frontend), list(read_conllu(dev))), out,
+                     n_rows=None, epochs=epochs, alpha=0.05, prune=0.025, bootstrap_rounds=2,
+                     bootstrap_epochs=4, seed=seed, command="deptree train (transition stage)",
+                     checkpoint_dir=work)
 
 
-def _retagged(run: _Run, sents: list[Sentence]) -> list[Sentence]:
-    """Copies of sentences tagged and lemmatized by the front-end's linear tagger."""
+def _retagged(fe: Path, sents: list[Sentence]) -> list[Sentence]:
+    """Copies of sentences tagged and lemmatized by the linear tagger of the front-end
+    in fe."""
     from models.text.lemmatizer import Lemmatizer
     from models.text.tagger import Tagger
 
-    fe = run.out / "frontend"
     tagger = Tagger.load(str(fe / "tagger"))
     lemmatizer = Lemmatizer.load(str(fe / "lemmatizer"), tagger.word_classes)
     out = []

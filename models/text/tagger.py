@@ -62,13 +62,13 @@ FORMAT_VERSION = 1
 MAX_CELLS = 1 << 27
 
 
-def auto_bits(n_words: int, n_classes: int = 1) -> int:
+def auto_bits(n_words: int, n_classes: int = 1, max_cells: int = MAX_CELLS) -> int:
     """log2 of the feature rows for a training set of n_words: about 8 rows per word,
     between 2**16 and 2**20 (en_ewt, 205k words, gets 2**20), and fewer where
-    n_classes would pass `MAX_CELLS` (981 classes on tr_imst's 37k words: 2**19 -> 2**17,
+    n_classes would pass `max_cells` (981 classes on tr_imst's 37k words: 2**19 -> 2**17,
     dev UPOS 88.56 -> 88.40, peak RSS 4.2 -> 1.2 GB)."""
     by_words = min(20, max(16, int(np.ceil(np.log2(max(2, n_words)))) + 3))
-    by_memory = int(np.floor(np.log2(MAX_CELLS / max(1, n_classes))))
+    by_memory = int(np.floor(np.log2(max_cells / max(1, n_classes))))
     return int(max(12, min(by_words, by_memory)))
 
 

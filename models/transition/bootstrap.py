@@ -17,7 +17,13 @@ import time
 import numpy as np
 from numba import njit
 
-from .classifier import adagrad_epoch, probabilities
+from .classifier import (
+    adagrad_epoch,
+    compact,
+    compact_probabilities,
+    flat_weights,
+    sparse_weights,
+)
 from .features import N_POS, extract
 from .model import TransitionModel
 from .oracle import oracle_move
@@ -27,18 +33,21 @@ logger = logging.getLogger(__name__)
 
 
 @njit(cache=True)
-def _explore(gh, gl, attrs, table, W, atype, alabel, aindex, root_label, X, y, V, start):
-    """Follow the model greedily on one sentence; write (features, oracle move, valid
-    mask) of every state whose oracle move is valid. Returns the end index in X."""
+def _explore(gh, gl, attrs, table, row_of, Wc, sp, atype, alabel, aindex, root_label, X, y, V,
+             start):
+    """Follow the model (compact weights, `classifier.compact`) greedily on one sentence;
+    write (features, oracle move, valid mask) of every state whose oracle move is valid.
+    Returns the end index in X."""
     n = gh.shape[0] - 1
     st, sc = new_state(n)
     pos = np.zeros(N_POS, np.int64)
     rows = np.zeros(table.shape[0], np.int64)
+    looked = np.zeros(table.shape[0], np.int64)
     probs = np.zeros(atype.shape[0], np.float64)
     vm = np.zeros(atype.shape[0], np.bool_)
     m = start
     while sc[J] <= sc[N] and m < X.shape[0]:
-        extract(st, sc, attrs, table, W.shape[0], pos, rows)
+        extract(st, sc, attrs, table, row_of.shape[0], pos, rows)
         valid_mask(st, sc, atype, alabel, root_label, vm)
         t, lab = oracle_move(st, sc, gh, gl)
         a = aindex[t, lab + 1]
@@ -47,7 +56,8 @@ def _explore(gh, gl, attrs, table, W, atype, alabel, aindex, root_label, X, y, V
             V[m, :] = vm
             y[m] = a
             m += 1
-        best = probabilities(W, rows, vm, probs)
+        looked[:] = rows                  # compact_probabilities overwrites its rows
+        best = compact_probabilities(row_of, Wc, sp, looked, vm, probs)
         if best < 0:
             break
         apply(st, sc, atype[best], alabel[best])
@@ -63,7 +73,7 @@ def explore_examples(model: TransitionModel, golds, attrs_list, aindex):
     V = np.zeros((cap, len(model.atype)), np.bool_)
     m = 0
     for (gh, gl), attrs in zip(golds, attrs_list):
-        m = _explore(gh, gl, attrs, model.table, model.W, model.atype, model.alabel, aindex,
+        m = _explore(gh, gl, attrs, model.table, *model.weights, model.atype, model.alabel, aindex,
                      model.root_label, X, y, V, m)
     return X[:m], y[:m], V[:m]
 
@@ -72,17 +82,22 @@ def bootstrap(model: TransitionModel, golds, attrs_tr, gold_examples, dev_eval, 
               epochs: int, alpha: float, rho: float, eps: float, seed: int = 0,
               checkpoint=None, progress=None):
     """Algorithm 1: returns (best model, log of (round, dev UAS)). checkpoint (with
-    `save(name, W, meta)` and `load(name)`) keeps the state after each round, from
+    `save(name, weights, meta)` and `load(name)`) keeps the state after each round, from
     which a rerun continues; progress(n) is told of every epoch."""
     aindex = np.full((7, len(model.labels) + 1), -1, dtype=np.int64)
     for a, (t, la) in enumerate(zip(model.atype, model.alabel)):
         aindex[t, la + 1] = a
     Xg, yg, Vg = gold_examples
+    shape = (model.n_rows, len(model.atype))
+
+    def as_model(weights):
+        return TransitionModel(model.labels, model.atype, model.alabel, model.templates, None,
+                               dict(model.meta), compact(*weights, *shape))
+
     saved = checkpoint.load("bootstrap") if checkpoint is not None else None
     if saved is not None:
-        W, state = saved
-        best = TransitionModel(model.labels, model.atype, model.alabel, model.templates, W,
-                               dict(model.meta))
+        best_weights, state = saved
+        best = as_model(best_weights)
         history = [tuple(h) for h in state["history"]]
         best_uas = max(u for _, u in history)
         if progress is not None:
@@ -91,13 +106,15 @@ def bootstrap(model: TransitionModel, golds, attrs_tr, gold_examples, dev_eval, 
             return best, history
     else:
         best, best_uas = model, dev_eval(model)
+        best_weights = None          # the caller keeps the start's, in its own checkpoint
         history = [(0, best_uas)]
     for r in range(len(history), rounds + 1):
         rng = np.random.default_rng([seed, r])
         t0 = time.perf_counter()
         Xe, ye, Ve = explore_examples(best, golds, attrs_tr, aindex)
         X, y, V = np.concatenate([Xg, Xe]), np.concatenate([yg, ye]), np.concatenate([Vg, Ve])
-        W = np.zeros_like(model.W)
+        del Xe, Ve                       # views of buffers sized for 4 moves a word
+        W = np.zeros(shape, np.float32)
         G = np.zeros_like(W)
         p = np.zeros(W.shape[1])
         round_best, round_uas = None, -1.0
@@ -111,18 +128,25 @@ def bootstrap(model: TransitionModel, golds, attrs_tr, gold_examples, dev_eval, 
                         len(yg), len(ye), uas)
             if progress is not None:
                 progress(1)
-            if uas > round_uas:
-                round_best, round_uas = W.copy(), uas
+            if uas > round_uas:       # a sparse snapshot, not a second dense table
+                round_best = None
+                round_best, round_uas = sparse_weights(W), uas
+        del W, G, cand, X, y, V          # before the next round allocates its own
         history.append((r, round_uas))
         logger.info("bootstrap round %d: dev UAS %.2f (best so far %.2f, %.0fs)", r, round_uas,
                     best_uas, time.perf_counter() - t0)
         stopped = round_uas <= best_uas
         if not stopped:
-            best_uas = round_uas
-            best = TransitionModel(model.labels, model.atype, model.alabel, model.templates,
-                                   round_best, dict(model.meta))
+            best_uas, best_weights = round_uas, round_best
+            best = None
+            best = as_model(best_weights)
+        del round_best
         if checkpoint is not None:
-            checkpoint.save("bootstrap", best.W, {"history": history, "stopped": stopped})
+            if best_weights is None:
+                flat, vals = flat_weights(*best.weights)
+                best_weights = (np.diff(flat, prepend=0).astype(np.uint32),
+                                vals.astype(np.float16))
+            checkpoint.save("bootstrap", best_weights, {"history": history, "stopped": stopped})
         if stopped:
             break
     return best, history

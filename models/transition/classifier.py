@@ -101,6 +101,26 @@ def compact(gaps, values, n_rows, n_actions):
     return row_of, Wc, sp
 
 
+def sparse_weights(W, block_rows: int = 1 << 15):
+    """(gaps, float16 values) of the non-zero weights of the dense W, as the model file
+    keeps them (`compact` reads them): the snapshot training keeps of its best weights,
+    6 bytes a weight (en_ewt ~70 MB against W's 444). Read block_rows rows at a time,
+    so that no temporary is the size of W."""
+    flat = W.reshape(-1)
+    assert flat.size < 1 << 32
+    step = block_rows * W.shape[1]
+    idx, vals = [], []
+    for start in range(0, flat.size, step):
+        chunk = flat[start:start + step]
+        nz = np.flatnonzero(chunk)
+        idx.append(nz.astype(np.uint32) + np.uint32(start))
+        vals.append(chunk[nz].astype(np.float16))
+    gaps = np.concatenate(idx)
+    del idx
+    gaps[1:] -= gaps[:-1].copy()
+    return gaps, np.concatenate(vals)
+
+
 # one explicit signature: called with literal zeros and int64 (two compiles otherwise)
 @njit("UniTuple(int64, 3)(uint32[::1], uint16[::1], int64, int64, int64)", cache=True)
 def _row_run(gaps, bits, i, flat, A):

@@ -24,7 +24,7 @@ from ..conllu import read_conllu
 from ..graph.encode import encode
 from ..progress import progress_bar
 from .bootstrap import bootstrap
-from .classifier import adagrad_epoch
+from .classifier import adagrad_epoch, compact, sparse_weights
 from .features import DEFAULT_TEMPLATES, N_POS, extract, parse_templates
 from .model import TransitionModel
 from .oracle import oracle_move, oracle_sequence
@@ -42,6 +42,12 @@ from .system import (
 )
 
 PASS_TYPES = (LEFT_PASS, RIGHT_PASS, NO_PASS)
+
+# AdaGrad keeps two dense float32 (rows, actions) tables, the weights and their squared
+# gradient sums: at most this many cells each (512 MB for the pair). 5,000 sentences of
+# 28 words (140k) with ~100 actions then train in 1.8 GB, not 2.3 (bench/RESULTS.md,
+# "Peak memory at 5,000 sentences"); the rows halve from 2**20 to 2**19.
+MAX_CELLS = 1 << 26
 
 logger = logging.getLogger(__name__)
 
@@ -196,7 +202,7 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
         atype, alabel = atype[~np.isin(atype, PASS_TYPES)], alabel[~np.isin(atype, PASS_TYPES)]
     if n_rows is None:          # sized to the data and the actions, as the tagger's rows
         from models.text.tagger import auto_bits
-        n_rows = 1 << auto_bits(sum(len(s.words) for s in sents), len(atype))
+        n_rows = 1 << auto_bits(sum(len(s.words) for s in sents), len(atype), MAX_CELLS)
     table = parse_templates(templates)
     attrs_tr = [_encode(s) for s in sents]
     if dev_tagger:
@@ -222,7 +228,7 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
     ckpt = _Checkpoint(checkpoint_dir)
     bar = progress_bar(epochs + (bootstrap_rounds * (bootstrap_epochs or epochs) if dev else 0),
                        "transition parser", "epoch")
-    best, best_uas = None, -1.0
+    best, best_uas = None, -1.0      # best: `sparse_weights`, not a copy of W
     resumed = ckpt.load("epochs")
     if resumed is not None:
         best, saved_meta = resumed
@@ -239,19 +245,22 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
             uas, las, _tps, secs = evaluate(model, dev, attrs_dev)
             msg += f" dev UAS {uas:.2f} LAS {las:.2f} ({secs:.1f}s)"
             if uas > best_uas:
-                best_uas, best = uas, W.copy()
+                best = None              # freed before its successor is made
+                best_uas, best = uas, sparse_weights(W)
                 meta["training"]["best_epoch"] = ep
                 meta["training"]["dev_uas_greedy"] = round(uas, 2)
                 meta["training"]["dev_las_greedy"] = round(las, 2)
-        else:
-            best = W
         logger.info(msg)
         bar.update(1)
+    if best is None:             # no dev: the last epoch
+        best = sparse_weights(W)
+    del W, G                     # the dense tables: bootstrapping makes its own
     if resumed is None:
         ckpt.save("epochs", best, meta)
-    model = TransitionModel(labels, atype, alabel, list(templates), best, meta)
+    model = TransitionModel(labels, atype, alabel, list(templates), None, meta,
+                            compact(*best, n_rows, len(atype)))
+    del best
     if bootstrap_rounds and dev:
-        del G
         model, history = bootstrap(
             model, golds, attrs_tr, (X, y, V),
             lambda m: evaluate(m, dev, attrs_dev)[0], rounds=bootstrap_rounds,
@@ -268,27 +277,31 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
 
 
 class _Checkpoint:
-    """Dense weights and their metadata at named points of training, one npz each,
-    written atomically."""
+    """Sparse weights (the model file's gaps and float16 values) and their metadata at
+    named points of training, one npz each, written atomically."""
 
     def __init__(self, directory: str | Path | None):
         self.directory = Path(directory) if directory else None
 
-    def save(self, name: str, W: np.ndarray, meta: dict) -> None:
+    def save(self, name: str, weights: tuple, meta: dict) -> None:
+        """weights: (gaps, float16 values) of `sparse_weights`."""
         if self.directory is None:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         tmp = self.directory / f"{name}.tmp.npz"
-        np.savez(tmp, W=W, meta=np.array(json.dumps(meta)))
+        np.savez(tmp, gaps=weights[0], value=weights[1], meta=np.array(json.dumps(meta)))
         tmp.replace(self.directory / f"{name}.npz")
 
-    def load(self, name: str) -> tuple[np.ndarray, dict] | None:
+    def load(self, name: str) -> tuple[tuple, dict] | None:
         path = None if self.directory is None else self.directory / f"{name}.npz"
         if path is None or not path.exists():
             return None
         with np.load(path) as d:
             logger.info("transition parser: resuming after %s", name)
-            return d["W"], json.loads(str(d["meta"]))
+            meta = json.loads(str(d["meta"]))
+            if "W" in d.files:          # written by an earlier version: a dense table
+                return sparse_weights(d["W"]), meta
+            return (d["gaps"], d["value"]), meta
 
 
 def main(argv=None) -> int:

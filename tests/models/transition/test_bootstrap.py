@@ -69,9 +69,36 @@ def test_training_resumes_from_its_checkpoints(setup, tmp_path, monkeypatch):
 
 def test_rows_sized_to_the_words_and_actions(setup):
     """n_rows=None (the build's choice): `auto_bits` of the training words and the
-    actions, as the tagger's rows are sized."""
+    actions, as the tagger's rows are sized, but with two tables of at most 2**26 cells:
+    5,000 sentences of 28 words get 2**19 rows where the tagger gets 2**20."""
     from models.text.tagger import auto_bits
+    from models.transition.train import MAX_CELLS
     _model, tr, _dev, _attrs, _ex, _golds = setup
     sized = train(tr, None, None, epochs=1, n_rows=None, alpha=0.05)
     words = sum(len(s.words) for s in tr)
-    assert sized.n_rows == 1 << auto_bits(words, len(sized.atype)) == 1 << 16
+    assert sized.n_rows == 1 << auto_bits(words, len(sized.atype), MAX_CELLS) == 1 << 16
+    assert auto_bits(140_385, 109) == 20 and auto_bits(140_385, 109, MAX_CELLS) == 19
+    assert auto_bits(37_522, 80, MAX_CELLS) == 19                 # tr_imst: as before
+
+
+def test_checkpoints_keep_sparse_weights_and_read_dense_ones(tmp_path):
+    """Training keeps its best weights sparse (float16, as the model file), and reads a
+    checkpoint of the dense table an earlier version wrote."""
+    import json
+
+    from models.transition.classifier import compact, flat_weights, sparse_weights
+    from models.transition.train import _Checkpoint
+
+    W = np.zeros((70_000, 5), np.float32)        # more rows than one block of 2**15
+    W[[3, 3, 40, 69_999], [0, 4, 2, 1]] = [0.5, -1.25, 1e-3, 2.0]
+    ckpt = _Checkpoint(tmp_path)
+    ckpt.save("epochs", sparse_weights(W), {"training": {"best_epoch": 2}})
+    (gaps, value), meta = ckpt.load("epochs")
+    assert list(gaps) == [15, 4, 183, 349_996 - 202] and meta["training"]["best_epoch"] == 2
+    flat, vals = flat_weights(*compact(gaps, value, *W.shape))
+    assert list(flat) == [15, 19, 202, 349_996]
+    assert np.array_equal(vals, W.ravel()[flat].astype(np.float16).astype(np.float32))
+    np.savez(tmp_path / "bootstrap.npz", W=W, meta=np.array(json.dumps({"stopped": True})))
+    (gaps2, value2), meta = ckpt.load("bootstrap")
+    assert np.array_equal(gaps2, gaps) and np.array_equal(value2, value)
+    assert meta == {"stopped": True}

@@ -14,13 +14,14 @@ from models.transition.train import _encode, train
 
 def reference_parse(model, attrs, beam, margin):
     A = len(model.atype)
+    W = model.dense_weights()
     rows, pos = np.zeros(model.table.shape[0], np.int64), np.zeros(N_POS, np.int64)
 
     def step(st, sc):
         valid, probs = np.zeros(A, np.bool_), np.zeros(A)
         extract(st, sc, attrs, model.table, model.n_rows, pos, rows)
         valid_mask(st, sc, model.atype, model.alabel, model.root_label, valid)
-        best = probabilities(model.W, rows, valid, probs)
+        best = probabilities(W, rows, valid, probs)
         return best, probs, valid
 
     def greedy(st, sc, total, count, low=None):
