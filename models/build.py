@@ -12,8 +12,9 @@ entry in `.build/state.json`; a rerun skips the stages that ended and resumes th
 one that was interrupted from its checkpoints (the front-end's parts, the jackknife's
 folds, the graph and neural trainers' epochs, the transition parser's epochs and
 bootstrapping rounds). A rerun with another train file, or other options, is refused
-rather than mixed. The neural and transition stages run in processes of their own. Without a development file a fixed slice of train, every
-`HOLDOUT_EVERY`-th sentence, is held out for model selection and calibration.
+rather than mixed. The neural and transition stages run in processes of their own.
+Without a development file a fixed slice of train, every `HOLDOUT_EVERY`-th sentence,
+is held out for model selection and calibration.
 Nothing here parses flags (`app/cli.py` does).
 """
 from __future__ import annotations
@@ -250,6 +251,11 @@ def _run_child(args: tuple, out: Path) -> None:
     _spawn(_train_neural, args, "neural", out / "analyser.json")
 
 
+def _child_logging() -> None:
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
 def _spawn(target, args: tuple, stage: str, result: Path) -> None:
     """target(*args) in a spawned process of its own, waited for; a ModelError unless
     it exits 0 having written `result`."""
@@ -273,8 +279,7 @@ def _spawn(target, args: tuple, stage: str, result: Path) -> None:
 def _train_neural(train: str, dev: str, out: str, work: str, vectors_path: str,
                   options: dict, frontend: str) -> None:
     """The neural stage's process: train the analyser and save it to out."""
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _child_logging()
     from models.neural.train import NeuralConfig, train_analyser
     from models.text.tagger import Tagger
 
@@ -312,9 +317,9 @@ def _graph(run: _Run) -> dict:
 
 
 def _transition(run: _Run) -> dict:
-    """In a process of its own, as the neural stage: the two dense tables it trains
-    (2**20 rows by ~100 actions, 0.9 GB at 5,000 sentences) would come on top of what
-    the build process keeps from the earlier stages (~1.1 GB), past 2 GB."""
+    """In a process of its own, as the neural stage: the two dense tables it trains (up
+    to 0.5 GB the pair, `transition.train.MAX_CELLS`) and its examples would come on top
+    of what the build process keeps from the earlier stages (~1.1 GB)."""
     out = run.out / "transition"
     args = (str(_tagged_train(run)), str(run.dev), str(out), str(run.work / "transition"),
             str(run.out / "frontend"), run.options.transition_epochs, run.options.seed)
@@ -328,8 +333,7 @@ def _train_transition(train: str, dev: str, out: str, work: str, frontend: str, 
                       seed: int) -> None:
     """The transition stage's process: train on the jackknifed tags, select on dev
     tagged by the front-end, save to out."""
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _child_logging()
     from models.transition.train import train as train_transition
 
     train_transition(train, _retagged(Path(frontend), list(read_conllu(dev))), out,
