@@ -15,6 +15,7 @@ each of those ends in a checkpoint, so an interrupted run resumes where it stopp
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -91,14 +92,21 @@ def release_freed_memory() -> None:
     this, the analyser's process on 5,000 long sentences stayed at 1.4-1.6 GB between
     compiles instead of 1.05-1.15 and peaked at 1.7-1.9 GB instead of 1.6
     (bench/RESULTS.md, "Peak memory at 5,000 sentences")."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim():
+    """glibc's malloc_trim, or None; looked up once (`find_library` runs `ldconfig`)."""
     import ctypes
     import ctypes.util
 
-    name = ctypes.util.find_library("c")
     try:
-        ctypes.CDLL(name).malloc_trim(0)
+        return ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim
     except (OSError, AttributeError, TypeError):
-        pass
+        return None
 
 
 def _leaves(tree) -> list[np.ndarray]:
