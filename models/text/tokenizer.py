@@ -76,6 +76,8 @@ _REST = re.compile(
 )
 _URL_TRAIL = ".,;:!?)]}'\"”’>"                # cut from the end of a URL or domain path
 _MAX_MERGE = 7
+_WORD_START = re.compile(r"\w")
+_WORD_END = re.compile(r"\w$")
 
 
 def _is_mark(c: str) -> bool:
@@ -234,9 +236,22 @@ class Tokenizer:
             if best == 0 and len(ahead) > 1 and ahead[1].form == "." \
                     and len(first.form) == 1 and first.form.isupper():
                 best = 1  # initials: "W."
+            if best == 0 and lex.inner:
+                best = self._inner_run(ahead)
             yield Token(text[first.start:ahead[best].end], first.start, ahead[best].end)
             for _ in range(best + 1):
                 ahead.popleft()
+
+    def _inner_run(self, ahead: deque[Token]) -> int:
+        """How many pieces after ahead[0] a token continues through characters the
+        treebank keeps inside words (`Lexicon.inner`: "1990" "-" "ben"), word characters
+        on both sides of each; pieces of one chunk are adjacent."""
+        j = 0
+        while (j + 2 < len(ahead) and ahead[j + 1].form in self.lexicon.inner
+               and _WORD_END.search(ahead[j].form) and _WORD_START.match(ahead[j + 2].form)
+               and ahead[j].end == ahead[j + 1].start and ahead[j + 1].end == ahead[j + 2].start):
+            j += 2
+        return j
 
     def _split_multiword(self, tok: Token) -> list[Token]:
         """The words of a surface token, by the learned multiword rules."""

@@ -121,3 +121,52 @@ def test_token_limit_changes_nothing_below_it():
 ])
 def test_name_window(text, expected):
     assert forms(text) == expected
+
+
+def _treebank(tmp_path, sentences: list[list[str]]):
+    """A CoNLL-U file of sentences given as tokens ("~" before a token: no space
+    before it), read back as the front-end reads a treebank."""
+    from models.text._conllu import read_conllu
+    blocks = []
+    for toks in sentences:
+        forms = [t.lstrip("~") for t in toks]
+        glued = [t.startswith("~") for t in toks[1:]] + [False]
+        text = "".join(f + ("" if g else " ") for f, g in zip(forms, glued)).rstrip()
+        rows = [f"{i + 1}\t{f}\t{f}\tX\t_\t_\t{i}\t{'root' if i == 0 else 'dep'}\t_\t"
+                + ("SpaceAfter=No" if g else "_") for i, (f, g) in enumerate(zip(forms, glued))]
+        blocks.append(f"# text = {text}\n" + "\n".join(rows) + "\n")
+    path = tmp_path / "t.conllu"
+    path.write_text("\n".join(blocks) + "\n", encoding="utf-8")
+    return read_conllu(str(path))
+
+
+def test_inner_hyphen_learned_where_the_treebank_keeps_it(tmp_path):
+    """A treebank that keeps "X-Y" whole (Hungarian, Dutch) teaches the hyphen as an inner
+    character, which then holds for words it never had ("1990-ben")."""
+    hu = _treebank(tmp_path, [["A", f"szó{i}-alak", "jó", "."] for i in range(25)])
+    lex = learn_lexicon(hu)
+    assert lex.inner == {"-"}
+    tok = Tokenizer(lex)
+    assert forms("Az élelmiszer-ipari export 1990-ben nőtt.", tok) == [
+        "Az", "élelmiszer-ipari", "export", "1990-ben", "nőtt", "."]
+    assert forms("Szabolcs-Szatmár-Bereg - megye", tok) == [
+        "Szabolcs-Szatmár-Bereg", "-", "megye"]
+    assert Lexicon.from_json(lex.to_json()) == lex
+
+
+def test_inner_hyphen_not_learned_where_the_treebank_splits_it(tmp_path):
+    """EWT splits about half of its inner hyphens: no general rule, the lexicon's
+    forms decide. A character that may end a sentence is never inner, however often the
+    treebank keeps it ("site.org"): a sentence may end there without a space."""
+    half = [["A", f"w{i}", "~-", "~x", "."] for i in range(15)] + \
+        [["A", f"w{i}-y", "."] for i in range(15)] + [["See", f"site{i}.org"] for i in range(30)]
+    lex = learn_lexicon(_treebank(tmp_path, half))
+    assert lex.inner == set()
+    assert forms("well-known end.Next", Tokenizer(lex)) == ["well", "-", "known", "end", ".",
+                                                              "Next"]
+
+
+def test_lexicon_without_inner_loads_with_none():
+    data = LEX.to_json()
+    del data["inner"]
+    assert Lexicon.from_json(data).inner == set()
