@@ -15,11 +15,14 @@ of convention is read from the gold tokenization of the training data:
   Hungarian and Dutch ("élelmiszer-ipari", "1990-ben"), which then holds in words the
   treebank never had. EWT keeps 45% of its inner hyphens and splits the rest: its
   hyphen stays with `joined` and `hyphen_prefixes`.
+- `trailing`: the same for a character between a word and a space, after digits
+  ("d.": the Hungarian ordinal "1996.") or letters ("w-": "élelmiszer- és"); after
+  letters never . ! ?, which end sentences (abbreviations are `abbreviations`).
 
 Saved as one JSON file; no pickling. Format 1 (before multiword rules were learned)
 still loads: its token -> word-lengths table becomes full rules, with the English
-clitic suffixes that tokenizer applied to every token; a file without `inner` (before
-it was learned) loads with none.
+clitic suffixes that tokenizer applied to every token; a file without `inner` and
+`trailing` (before they were learned) loads with none.
 """
 from __future__ import annotations
 
@@ -39,8 +42,9 @@ FORMAT_VERSION = 2  # 2: multiword rules (full and suffix) instead of word lengt
 _HAS_WORD = re.compile(r"\w")
 _INNER_PUNCT = re.compile(r"\w[^\w\s]+\w|[^\w\s]\w|\w[^\w\s]")
 _BETWEEN_WORDS = re.compile(r"(?<=\w)[^\w\s](?=\w)")
+_BEFORE_SPACE = re.compile(r"(?<=\w)[^\w\s](?=\s)")
 INNER_SHARE = 0.9
-INNER_MIN = 20
+INNER_MIN = 10
 _SENTENCE_END = set(".!?…。")   # never inner: a sentence may end there without a space
 
 
@@ -51,6 +55,7 @@ class Lexicon:
     joined: set[str] = field(default_factory=set)
     hyphen_prefixes: set[str] = field(default_factory=set)
     inner: set[str] = field(default_factory=set)
+    trailing: set[str] = field(default_factory=set)
 
     def to_json(self) -> dict:
         return {
@@ -60,6 +65,7 @@ class Lexicon:
             "joined": sorted(self.joined),
             "hyphen_prefixes": sorted(self.hyphen_prefixes),
             "inner": sorted(self.inner),
+            "trailing": sorted(self.trailing),
         }
 
     @classmethod
@@ -77,6 +83,7 @@ class Lexicon:
             set(data["joined"]),
             set(data["hyphen_prefixes"]),
             set(data.get("inner", ())),
+            set(data.get("trailing", ())),
         )
 
     def save(self, path: str) -> None:
@@ -123,18 +130,25 @@ def learn_lexicon(sentences: list[Sentence], min_count: int = 1) -> Lexicon:
         if re.fullmatch(r"[^\W\d_]+-[^\W\d_]+", low):
             kept[low.split("-", 1)[0]] += n
     lex.hyphen_prefixes = {p for p in lex.hyphen_prefixes if kept[p] > pieces[p]}
-    lex.inner = _inner_punctuation(sentences)
+    lex.inner, lex.trailing = _kept_punctuation(sentences)
     logger.info(
         "lexicon: %d abbreviations, %d multiword tokens, %d joined, %d hyphen prefixes, "
-        "inner %s", len(lex.abbreviations), len(lex.multiword.full), len(lex.joined),
-        len(lex.hyphen_prefixes), "".join(sorted(lex.inner)) or "none",
+        "inner %s, trailing %s", len(lex.abbreviations), len(lex.multiword.full),
+        len(lex.joined), len(lex.hyphen_prefixes), "".join(sorted(lex.inner)) or "none",
+        " ".join(sorted(lex.trailing)) or "none",
     )
     return lex
 
 
-def _inner_punctuation(sentences: list[Sentence]) -> set[str]:
-    """Punctuation characters between two word characters of the text that the gold
-    tokens keep inside one token in at least INNER_SHARE of INNER_MIN or more cases."""
+def trailing_key(word: str, char: str) -> str:
+    """The `Lexicon.trailing` key of `char` after `word`: "d" after a digit, else "w"."""
+    return ("d" if word[-1:].isdigit() else "w") + char
+
+
+def _kept_punctuation(sentences: list[Sentence]) -> tuple[set[str], set[str]]:
+    """`inner` and `trailing` (see `Lexicon`): punctuation characters between two word
+    characters, and between a word and a space, that the gold tokens keep inside one
+    token in at least INNER_SHARE of INNER_MIN or more cases."""
     seen: Counter[str] = Counter()
     kept: Counter[str] = Counter()
     for s in sentences:
@@ -145,8 +159,14 @@ def _inner_punctuation(sentences: list[Sentence]) -> set[str]:
         for m in _BETWEEN_WORDS.finditer(s.text):
             seen[m.group()] += 1
             kept[m.group()] += m.start() in inside and m.end() in inside
-    return {c for c, n in seen.items()
-            if n >= INNER_MIN and kept[c] >= INNER_SHARE * n and c not in _SENTENCE_END}
+        for m in _BEFORE_SPACE.finditer(s.text):
+            key = trailing_key(s.text[:m.start()], m.group())
+            seen[key] += 1
+            kept[key] += m.start() in inside
+    ok = {c for c, n in seen.items() if n >= INNER_MIN and kept[c] >= INNER_SHARE * n}
+    inner = {c for c in ok if len(c) == 1 and c not in _SENTENCE_END}
+    trailing = {c for c in ok if len(c) == 2 and not (c[0] == "w" and c[1] in _SENTENCE_END)}
+    return inner, trailing
 
 
 def _glued_sequences(sentences: list[Sentence], max_len: int = 5) -> Counter[str]:

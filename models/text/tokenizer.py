@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from models.text.joiner import SpaceJoiner
-from models.text.lexicon import Lexicon
+from models.text.lexicon import Lexicon, trailing_key
 from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter
 
@@ -238,6 +238,11 @@ class Tokenizer:
                 best = 1  # initials: "W."
             if best == 0 and lex.inner:
                 best = self._inner_run(ahead)
+            if best == 0 and lex.trailing and len(ahead) > 1 and len(ahead[1].form) == 1 \
+                    and first.end == ahead[1].start and _WORD_END.search(first.form) \
+                    and ahead[1].end < len(text) and text[ahead[1].end].isspace() \
+                    and trailing_key(first.form, ahead[1].form) in lex.trailing:
+                best = 1  # "1996." "élelmiszer-" where the treebank keeps them
             yield Token(text[first.start:ahead[best].end], first.start, ahead[best].end)
             for _ in range(best + 1):
                 ahead.popleft()

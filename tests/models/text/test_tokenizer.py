@@ -140,17 +140,22 @@ def _treebank(tmp_path, sentences: list[list[str]]):
     return read_conllu(str(path))
 
 
-def test_inner_hyphen_learned_where_the_treebank_keeps_it(tmp_path):
+def test_punctuation_kept_in_words_learned_where_the_treebank_keeps_it(tmp_path):
     """A treebank that keeps "X-Y" whole (Hungarian, Dutch) teaches the hyphen as an inner
-    character, which then holds for words it never had ("1990-ben")."""
-    hu = _treebank(tmp_path, [["A", f"szó{i}-alak", "jó", "."] for i in range(25)])
+    character, which then holds for words it never had ("1990-ben"); one that keeps
+    ordinals ("1996.") and suspended hyphens ("hús- és") teaches them as trailing."""
+    hu = _treebank(tmp_path, [["A", f"szó{i}-alak", "jó", "."] for i in range(25)]
+                   + [["Az", f"{1980 + i}.", "év", "."] for i in range(12)]
+                   + [["A", f"hús{chr(97 + i)}-", "és", "tejipar"] for i in range(12)])
     lex = learn_lexicon(hu)
-    assert lex.inner == {"-"}
+    assert lex.inner == {"-"} and lex.trailing == {"d.", "w-"}
     tok = Tokenizer(lex)
     assert forms("Az élelmiszer-ipari export 1990-ben nőtt.", tok) == [
         "Az", "élelmiszer-ipari", "export", "1990-ben", "nőtt", "."]
     assert forms("Szabolcs-Szatmár-Bereg - megye", tok) == [
         "Szabolcs-Szatmár-Bereg", "-", "megye"]
+    assert forms("A szesz- és 1996. évi", tok) == ["A", "szesz-", "és", "1996.", "évi"]
+    assert forms("Ez 1996.", tok) == ["Ez", "1996", "."]      # the text's end: a full stop
     assert Lexicon.from_json(lex.to_json()) == lex
 
 
@@ -161,12 +166,12 @@ def test_inner_hyphen_not_learned_where_the_treebank_splits_it(tmp_path):
     half = [["A", f"w{i}", "~-", "~x", "."] for i in range(15)] + \
         [["A", f"w{i}-y", "."] for i in range(15)] + [["See", f"site{i}.org"] for i in range(30)]
     lex = learn_lexicon(_treebank(tmp_path, half))
-    assert lex.inner == set()
+    assert lex.inner == set() and lex.trailing == set()
     assert forms("well-known end.Next", Tokenizer(lex)) == ["well", "-", "known", "end", ".",
                                                               "Next"]
 
 
-def test_lexicon_without_inner_loads_with_none():
+def test_lexicon_without_kept_punctuation_loads_with_none():
     data = LEX.to_json()
-    del data["inner"]
-    assert Lexicon.from_json(data).inner == set()
+    del data["inner"], data["trailing"]
+    assert Lexicon.from_json(data) == LEX
