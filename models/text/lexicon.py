@@ -31,6 +31,7 @@ import logging
 import os
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from models.text._conllu import Sentence
@@ -130,12 +131,10 @@ def learn_lexicon(sentences: list[Sentence], min_count: int = 1) -> Lexicon:
         if re.fullmatch(r"[^\W\d_]+-[^\W\d_]+", low):
             kept[low.split("-", 1)[0]] += n
     lex.hyphen_prefixes = {p for p in lex.hyphen_prefixes if kept[p] > pieces[p]}
-    lex.inner, lex.trailing = _kept_punctuation(sentences)
     logger.info(
-        "lexicon: %d abbreviations, %d multiword tokens, %d joined, %d hyphen prefixes, "
-        "inner %s, trailing %s", len(lex.abbreviations), len(lex.multiword.full),
-        len(lex.joined), len(lex.hyphen_prefixes), "".join(sorted(lex.inner)) or "none",
-        " ".join(sorted(lex.trailing)) or "none",
+        "lexicon: %d abbreviations, %d multiword tokens, %d joined, %d hyphen prefixes",
+        len(lex.abbreviations), len(lex.multiword.full), len(lex.joined),
+        len(lex.hyphen_prefixes),
     )
     return lex
 
@@ -145,10 +144,14 @@ def trailing_key(word: str, char: str) -> str:
     return ("d" if word[-1:].isdigit() else "w") + char
 
 
-def _kept_punctuation(sentences: list[Sentence]) -> tuple[set[str], set[str]]:
+def kept_punctuation(sentences: list[Sentence],
+                     pieces: Callable[[str], Iterable[tuple[int, int]]]
+                     ) -> tuple[set[str], set[str]]:
     """`inner` and `trailing` (see `Lexicon`): punctuation characters between two word
     characters, and between a word and a space, that the gold tokens keep inside one
-    token in at least INNER_SHARE of INNER_MIN or more cases."""
+    token in at least INNER_SHARE of INNER_MIN or more cases. Only cases that `pieces`
+    (the tokenizer's spans without these rules) cuts count: what its own patterns keep
+    (times, URLs, known forms) says nothing of the rest."""
     seen: Counter[str] = Counter()
     kept: Counter[str] = Counter()
     for s in sentences:
@@ -156,13 +159,16 @@ def _kept_punctuation(sentences: list[Sentence]) -> tuple[set[str], set[str]]:
         if spans is None:
             continue
         inside = {i for a, b in spans for i in range(a + 1, b)}   # not a token's first
+        base = {i for a, b in pieces(s.text) for i in range(a + 1, b)}
         for m in _BETWEEN_WORDS.finditer(s.text):
-            seen[m.group()] += 1
-            kept[m.group()] += m.start() in inside and m.end() in inside
+            if m.start() not in base or m.end() not in base:
+                seen[m.group()] += 1
+                kept[m.group()] += m.start() in inside and m.end() in inside
         for m in _BEFORE_SPACE.finditer(s.text):
-            key = trailing_key(s.text[:m.start()], m.group())
-            seen[key] += 1
-            kept[key] += m.start() in inside
+            if m.start() not in base:
+                key = trailing_key(s.text[:m.start()], m.group())
+                seen[key] += 1
+                kept[key] += m.start() in inside
     ok = {c for c, n in seen.items() if n >= INNER_MIN and kept[c] >= INNER_SHARE * n}
     inner = {c for c in ok if len(c) == 1 and c not in _SENTENCE_END}
     trailing = {c for c in ok if len(c) == 2 and not (c[0] == "w" and c[1] in _SENTENCE_END)}

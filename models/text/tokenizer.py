@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from models.text.joiner import SpaceJoiner
-from models.text.lexicon import Lexicon, trailing_key
+from models.text.lexicon import Lexicon, kept_punctuation, trailing_key
 from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter
 
@@ -155,6 +155,18 @@ class Tokenizer:
             if limit is not None and len(out) > limit:
                 break
         return _mark_space_after(out, text)
+
+    def learn_kept_punctuation(self, sentences: list) -> None:
+        """Set the lexicon's `inner` and `trailing` characters from the gold tokens of
+        `sentences` (`lexicon.kept_punctuation`), counting only where the scanner's own
+        patterns cut (the forms the lexicon learned from the same sentences would hide
+        every case)."""
+        lex = self.lexicon
+        scanner = Tokenizer(Lexicon(), segmenter=self.segmenter)
+        lex.inner, lex.trailing = kept_punctuation(
+            sentences, lambda text: ((p.start, p.end) for p in scanner.pieces(text)))
+        logger.info("punctuation kept inside words: %s; at their end: %s",
+                    " ".join(sorted(lex.inner)) or "none", " ".join(sorted(lex.trailing)) or "none")
 
     def pieces(self, text: str) -> Iterator[Token]:
         """The surface tokens of `text` within its whitespace chunks (scanned, merged by

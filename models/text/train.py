@@ -66,14 +66,15 @@ def running_texts(sentences: Sequence[Sentence], par_sep: str = "\n\n"
 
 def train_tokenizer(sentences: Sequence[Sentence], epochs: int = 10, seed: int = 0,
                     par_seps: Sequence[str] = ("\n\n", " ")) -> Tokenizer:
-    """Lexicon, segmenter and joiner where the treebank needs them, and sentence
-    splitter; the splitter learns from every document rendered once per paragraph
-    separator in `par_seps`."""
+    """Lexicon (with the punctuation kept in words), segmenter and joiner where the
+    treebank needs them, and sentence splitter; the splitter learns from every document
+    rendered once per paragraph separator in `par_seps`."""
     lexicon = learn_lexicon(list(sentences))
     aligned = [(s.text, spans) for s in sentences if (spans := s.token_spans()) is not None]
     segmenter = WordSegmenter.train([(text, {a for a, _ in spans}) for text, spans in aligned],
                                     epochs=epochs, seed=seed)
     tokenizer = Tokenizer(lexicon, segmenter=segmenter)
+    tokenizer.learn_kept_punctuation(list(sentences))
     tokenizer.joiner = SpaceJoiner.train(
         [(text, list(tokenizer.pieces(text)), spans) for text, spans in aligned],
         epochs=epochs, seed=seed)

@@ -147,9 +147,10 @@ def test_punctuation_kept_in_words_learned_where_the_treebank_keeps_it(tmp_path)
     hu = _treebank(tmp_path, [["A", f"szó{i}-alak", "jó", "."] for i in range(25)]
                    + [["Az", f"{1980 + i}.", "év", "."] for i in range(12)]
                    + [["A", f"hús{chr(97 + i)}-", "és", "tejipar"] for i in range(12)])
-    lex = learn_lexicon(hu)
+    tok = Tokenizer(learn_lexicon(hu))
+    tok.learn_kept_punctuation(hu)
+    lex = tok.lexicon
     assert lex.inner == {"-"} and lex.trailing == {"d.", "w-"}
-    tok = Tokenizer(lex)
     assert forms("Az élelmiszer-ipari export 1990-ben nőtt.", tok) == [
         "Az", "élelmiszer-ipari", "export", "1990-ben", "nőtt", "."]
     assert forms("Szabolcs-Szatmár-Bereg - megye", tok) == [
@@ -162,13 +163,16 @@ def test_punctuation_kept_in_words_learned_where_the_treebank_keeps_it(tmp_path)
 def test_inner_hyphen_not_learned_where_the_treebank_splits_it(tmp_path):
     """EWT splits about half of its inner hyphens: no general rule, the lexicon's
     forms decide. A character that may end a sentence is never inner, however often the
-    treebank keeps it ("site.org"): a sentence may end there without a space."""
+    treebank keeps it ("site.org"): a sentence may end there without a space. Cases the
+    scanner keeps by its own patterns (times, addresses) do not count."""
     half = [["A", f"w{i}", "~-", "~x", "."] for i in range(15)] + \
         [["A", f"w{i}-y", "."] for i in range(15)] + [["See", f"site{i}.org"] for i in range(30)]
-    lex = learn_lexicon(_treebank(tmp_path, half))
-    assert lex.inner == set() and lex.trailing == set()
-    assert forms("well-known end.Next", Tokenizer(lex)) == ["well", "-", "known", "end", ".",
-                                                              "Next"]
+    tb = _treebank(tmp_path, half + [["At", "10:30", "on", "x@y.com"]] * 30)
+    tok = Tokenizer(learn_lexicon(tb))
+    tok.learn_kept_punctuation(tb)
+    assert tok.lexicon.inner == set() and tok.lexicon.trailing == set()
+    assert forms("well-known end.Next Price:3", tok) == [
+        "well", "-", "known", "end", ".", "Next", "Price", ":", "3"]
 
 
 def test_lexicon_without_kept_punctuation_loads_with_none():
