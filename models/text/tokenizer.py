@@ -251,7 +251,7 @@ class Tokenizer:
             if best == 0 and lex.inner:
                 best = self._inner_run(ahead)
             if best == 0 and lex.trailing and len(ahead) > 1 and len(ahead[1].form) == 1 \
-                    and first.end == ahead[1].start and _WORD_END.search(first.form) \
+                    and _WORD_END.search(first.form) \
                     and ahead[1].end < len(text) and text[ahead[1].end].isspace() \
                     and trailing_key(first.form, ahead[1].form) in lex.trailing:
                 best = 1  # "1996." "élelmiszer-" where the treebank keeps them
@@ -262,11 +262,10 @@ class Tokenizer:
     def _inner_run(self, ahead: deque[Token]) -> int:
         """How many pieces after ahead[0] a token continues through characters the
         treebank keeps inside words (`Lexicon.inner`: "1990" "-" "ben"), word characters
-        on both sides of each; pieces of one chunk are adjacent."""
+        on both sides of each (the pieces are of one whitespace chunk: adjacent)."""
         j = 0
         while (j + 2 < len(ahead) and ahead[j + 1].form in self.lexicon.inner
-               and _WORD_END.search(ahead[j].form) and _WORD_START.match(ahead[j + 2].form)
-               and ahead[j].end == ahead[j + 1].start and ahead[j + 1].end == ahead[j + 2].start):
+               and _WORD_END.search(ahead[j].form) and _WORD_START.match(ahead[j + 2].form)):
             j += 2
         return j
 
