@@ -13,8 +13,10 @@ Pipeline for one text:
    whose concatenation the treebank keeps whole are merged ("Dr." "e-mail"
    "co-workers"), multiword tokens are split into their words by the learned
    rules of `multiword.py` ("can't" -> "ca" "n't", "gonna" -> "gon" "na", any
-   "...'s" -> "..." "'s"); where the treebank's tokens contain spaces (Vietnamese
-   "Hà Nội"), its `joiner.SpaceJoiner` keeps pieces on either side of a space together;
+   "...'s" -> "..." "'s"); punctuation the treebank keeps inside words or at their
+   end stays there (Hungarian "1990-ben", "1996."; `Lexicon.inner`, `.trailing`);
+   where the treebank's tokens contain spaces (Vietnamese "Hà Nội"), its
+   `joiner.SpaceJoiner` keeps pieces on either side of a space together;
 3. sentence boundaries from `splitter.SentenceSplitter` (averaged perceptron
    over every gap between tokens).
 
