@@ -18,11 +18,14 @@ of convention is read from the gold tokenization of the training data:
 - `trailing`: the same for a character between a word and a space, after digits
   ("d.": the Hungarian ordinal "1996.") or letters ("w-": "élelmiszer- és"); after
   letters never . ! ?, which end sentences (abbreviations are `abbreviations`).
+- `cut_after`: characters inside a word after which the treebank nearly always starts
+  a new token, where the scanner keeps the word whole: the apostrophe of French and
+  Italian elision ("l'" "homme"); a form in `joined` ("aujourd'hui") stays whole.
 
 Saved as one JSON file; no pickling. Format 1 (before multiword rules were learned)
 still loads: its token -> word-lengths table becomes full rules, with the English
-clitic suffixes that tokenizer applied to every token; a file without `inner` and
-`trailing` (before they were learned) loads with none.
+clitic suffixes that tokenizer applied to every token; a file without `inner`,
+`trailing` and `cut_after` (before they were learned) loads with none.
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from models.text._conllu import Sentence
 from models.text.multiword import MultiwordRules, learn_multiword
@@ -57,6 +61,7 @@ class Lexicon:
     hyphen_prefixes: set[str] = field(default_factory=set)
     inner: set[str] = field(default_factory=set)
     trailing: set[str] = field(default_factory=set)
+    cut_after: set[str] = field(default_factory=set)
 
     def to_json(self) -> dict:
         return {
@@ -67,6 +72,7 @@ class Lexicon:
             "hyphen_prefixes": sorted(self.hyphen_prefixes),
             "inner": sorted(self.inner),
             "trailing": sorted(self.trailing),
+            "cut_after": sorted(self.cut_after),
         }
 
     @classmethod
@@ -85,6 +91,7 @@ class Lexicon:
             set(data["hyphen_prefixes"]),
             set(data.get("inner", ())),
             set(data.get("trailing", ())),
+            set(data.get("cut_after", ())),
         )
 
     def save(self, path: str) -> None:
@@ -144,16 +151,23 @@ def trailing_key(word: str, char: str) -> str:
     return ("d" if word[-1:].isdigit() else "w") + char
 
 
-def kept_punctuation(sentences: list[Sentence],
-                     pieces: Callable[[str], Iterable[tuple[int, int]]]
-                     ) -> tuple[set[str], set[str]]:
-    """`inner` and `trailing` (see `Lexicon`): punctuation characters between two word
-    characters, and between a word and a space, that the gold tokens keep inside one
-    token in at least INNER_SHARE of INNER_MIN or more cases. Only cases that `pieces`
-    (the tokenizer's spans without these rules) cuts count: what its own patterns keep
-    (times, URLs, known forms) says nothing of the rest."""
+class PunctuationRules(NamedTuple):
+    inner: set[str]
+    trailing: set[str]
+    cut_after: set[str]
+
+
+def punctuation_rules(sentences: list[Sentence],
+                      pieces: Callable[[str], Iterable[tuple[int, int]]]) -> PunctuationRules:
+    """`inner`, `trailing` and `cut_after` (see `Lexicon`): the punctuation characters
+    between two word characters, and between a word and a space, that the gold tokens
+    keep inside one token, and those inside a word after which they start a new one, in
+    at least INNER_SHARE of INNER_MIN or more cases each. `pieces` gives the tokenizer's
+    spans without these rules: only the cases it cuts count towards keeping, only those
+    it keeps towards cutting (what its own patterns do, times and URLs, says nothing of
+    the rest)."""
     seen: Counter[str] = Counter()
-    kept: Counter[str] = Counter()
+    done: Counter[str] = Counter()
     for s in sentences:
         spans = s.token_spans()
         if spans is None:
@@ -161,18 +175,24 @@ def kept_punctuation(sentences: list[Sentence],
         inside = {i for a, b in spans for i in range(a + 1, b)}   # not a token's first
         base = {i for a, b in pieces(s.text) for i in range(a + 1, b)}
         for m in _BETWEEN_WORDS.finditer(s.text):
-            if m.start() not in base or m.end() not in base:
-                seen[m.group()] += 1
-                kept[m.group()] += m.start() in inside and m.end() in inside
+            a, b, c = m.start(), m.end(), m.group()
+            if a not in base or b not in base:
+                seen[c] += 1
+                done[c] += a in inside and b in inside
+            else:
+                seen[">" + c] += 1
+                done[">" + c] += a in inside and b not in inside
         for m in _BEFORE_SPACE.finditer(s.text):
             if m.start() not in base:
                 key = trailing_key(s.text[:m.start()], m.group())
                 seen[key] += 1
-                kept[key] += m.start() in inside
-    ok = {c for c, n in seen.items() if n >= INNER_MIN and kept[c] >= INNER_SHARE * n}
-    inner = {c for c in ok if len(c) == 1 and c not in _SENTENCE_END}
-    trailing = {c for c in ok if len(c) == 2 and not (c[0] == "w" and c[1] in _SENTENCE_END)}
-    return inner, trailing
+                done[key] += m.start() in inside
+    ok = {c for c, n in seen.items() if n >= INNER_MIN and done[c] >= INNER_SHARE * n}
+    return PunctuationRules(
+        {c for c in ok if len(c) == 1 and c not in _SENTENCE_END},
+        {c for c in ok if len(c) == 2 and c[0] != ">"
+         and not (c[0] == "w" and c[1] in _SENTENCE_END)},
+        {c[1] for c in ok if c[0] == ">"})
 
 
 def _glued_sequences(sentences: list[Sentence], max_len: int = 5) -> Counter[str]:

@@ -14,7 +14,9 @@ Pipeline for one text:
    "co-workers"), multiword tokens are split into their words by the learned
    rules of `multiword.py` ("can't" -> "ca" "n't", "gonna" -> "gon" "na", any
    "...'s" -> "..." "'s"); punctuation the treebank keeps inside words or at their
-   end stays there (Hungarian "1990-ben", "1996."; `Lexicon.inner`, `.trailing`);
+   end stays there (Hungarian "1990-ben", "1996."; `Lexicon.inner`, `.trailing`), and
+   words are cut after characters where it cuts them (French "l'" "homme";
+   `Lexicon.cut_after`);
    where the treebank's tokens contain spaces (Vietnamese "Hà Nội"), its
    `joiner.SpaceJoiner` keeps pieces on either side of a space together;
 3. sentence boundaries from `splitter.SentenceSplitter` (averaged perceptron
@@ -39,7 +41,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from models.text.joiner import SpaceJoiner
-from models.text.lexicon import Lexicon, kept_punctuation, trailing_key
+from models.text.lexicon import Lexicon, punctuation_rules, trailing_key
 from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter
 
@@ -158,23 +160,39 @@ class Tokenizer:
                 break
         return _mark_space_after(out, text)
 
-    def learn_kept_punctuation(self, sentences: list) -> None:
-        """Set the lexicon's `inner` and `trailing` characters from the gold tokens of
-        `sentences` (`lexicon.kept_punctuation`), counting only where the scanner's own
-        patterns cut (the forms the lexicon learned from the same sentences would hide
-        every case)."""
+    def learn_punctuation(self, sentences: list) -> None:
+        """Set the lexicon's `inner`, `trailing` and `cut_after` characters from the gold
+        tokens of `sentences` (`lexicon.punctuation_rules`), against what the scanner's
+        own patterns do (the forms the lexicon learned from the same sentences would
+        hide every case)."""
         lex = self.lexicon
         scanner = Tokenizer(Lexicon(), segmenter=self.segmenter)
-        lex.inner, lex.trailing = kept_punctuation(
+        lex.inner, lex.trailing, lex.cut_after = punctuation_rules(
             sentences, lambda text: ((p.start, p.end) for p in scanner.pieces(text)))
-        logger.info("punctuation kept inside words: %s; at their end: %s",
-                    " ".join(sorted(lex.inner)) or "none", " ".join(sorted(lex.trailing)) or "none")
+        logger.info("punctuation kept inside words: %s; at their end: %s; cut after: %s",
+                    *(" ".join(sorted(x)) or "none"
+                      for x in (lex.inner, lex.trailing, lex.cut_after)))
 
     def pieces(self, text: str) -> Iterator[Token]:
         """The surface tokens of `text` within its whitespace chunks (scanned, merged by
         the lexicon, not yet joined across spaces nor split into words), lazily."""
         for chunk in re.finditer(r"\S+", text):
-            yield from self._merge(self._scan(chunk.group(), chunk.start()), text)
+            merged = self._merge(self._scan(chunk.group(), chunk.start()), text)
+            if self.lexicon.cut_after:
+                merged = (q for p in merged for q in self._cut_after(p))
+            yield from merged
+
+    def _cut_after(self, piece: Token) -> Iterator[Token]:
+        """`piece` cut after each `Lexicon.cut_after` character with word characters on
+        both sides ("l'homme" -> "l'" "homme"), unless the treebank keeps the form whole."""
+        form, a = piece.form, 0
+        if form.lower() not in self._merge_keys:
+            for i in range(1, len(form) - 1):
+                if form[i] in self.lexicon.cut_after and _WORD_END.search(form[:i]) \
+                        and _WORD_START.match(form[i + 1]):
+                    yield Token(form[a:i + 1], piece.start + a, piece.start + i + 1)
+                    a = i + 1
+        yield Token(form[a:], piece.start + a, piece.end)
 
     def tokenize(self, text: str, limit: int | None = None) -> list[list[Token]]:
         """Sentences of tokens of running text; over `limit` tokens (see

@@ -74,7 +74,7 @@ def train_tokenizer(sentences: Sequence[Sentence], epochs: int = 10, seed: int =
     segmenter = WordSegmenter.train([(text, {a for a, _ in spans}) for text, spans in aligned],
                                     epochs=epochs, seed=seed)
     tokenizer = Tokenizer(lexicon, segmenter=segmenter)
-    tokenizer.learn_kept_punctuation(list(sentences))
+    tokenizer.learn_punctuation(list(sentences))
     tokenizer.joiner = SpaceJoiner.train(
         [(text, list(tokenizer.pieces(text)), spans) for text, spans in aligned],
         epochs=epochs, seed=seed)

@@ -148,7 +148,7 @@ def test_punctuation_kept_in_words_learned_where_the_treebank_keeps_it(tmp_path)
                    + [["Az", f"{1980 + i}.", "év", "."] for i in range(12)]
                    + [["A", f"hús{chr(97 + i)}-", "és", "tejipar"] for i in range(12)])
     tok = Tokenizer(learn_lexicon(hu))
-    tok.learn_kept_punctuation(hu)
+    tok.learn_punctuation(hu)
     lex = tok.lexicon
     assert lex.inner == {"-"} and lex.trailing == {"d.", "w-"}
     assert forms("Az élelmiszer-ipari export 1990-ben nőtt.", tok) == [
@@ -169,7 +169,7 @@ def test_inner_hyphen_not_learned_where_the_treebank_splits_it(tmp_path):
         [["A", f"w{i}-y", "."] for i in range(15)] + [["See", f"site{i}.org"] for i in range(30)]
     tb = _treebank(tmp_path, half + [["At", "10:30", "on", "x@y.com"]] * 30)
     tok = Tokenizer(learn_lexicon(tb))
-    tok.learn_kept_punctuation(tb)
+    tok.learn_punctuation(tb)
     assert tok.lexicon.inner == set() and tok.lexicon.trailing == set()
     assert forms("well-known end.Next Price:3", tok) == [
         "well", "-", "known", "end", ".", "Next", "Price", ":", "3"]
@@ -177,5 +177,21 @@ def test_inner_hyphen_not_learned_where_the_treebank_splits_it(tmp_path):
 
 def test_lexicon_without_kept_punctuation_loads_with_none():
     data = LEX.to_json()
-    del data["inner"], data["trailing"]
+    del data["inner"], data["trailing"], data["cut_after"]
     assert Lexicon.from_json(data) == LEX
+
+
+def test_cut_after_elision_learned_where_the_treebank_cuts(tmp_path):
+    """French and Italian cut after an elided article ("l'" "homme"), which the scanner
+    keeps inside one word; a form the treebank keeps whole ("aujourd'hui") stays."""
+    fr = _treebank(tmp_path, [["Je", "vois", "l'", f"~homme{chr(97 + i)}", "."]
+                              for i in range(20)] + [["Il", "vient", "aujourd'hui"]] * 2)
+    tok = Tokenizer(learn_lexicon(fr))
+    tok.learn_punctuation(fr)
+    assert tok.lexicon.cut_after == {"'"} and tok.lexicon.inner == set()
+    assert forms("L'école d'été aujourd'hui", tok) == ["L'", "école", "d'", "été",
+                                                        "aujourd'hui"]
+    en = _treebank(tmp_path, [["It", f"isn't{i}", "O'Brien"] for i in range(20)])
+    tok = Tokenizer(learn_lexicon(en))
+    tok.learn_punctuation(en)
+    assert tok.lexicon.cut_after == set()
