@@ -80,7 +80,7 @@ _REST = re.compile(
 )
 _URL_TRAIL = ".,;:!?)]}'\"”’>"                # cut from the end of a URL or domain path
 _MAX_MERGE = 7
-_WORD_START = re.compile(r"\w")
+_WORD_START = re.compile(r"\w")        # matched at a position: a word character there
 _WORD_END = re.compile(r"\w$")
 
 
@@ -188,8 +188,8 @@ class Tokenizer:
         form, a = piece.form, 0
         if form.lower() not in self._merge_keys:
             for i in range(1, len(form) - 1):
-                if form[i] in self.lexicon.cut_after and _WORD_END.search(form[:i]) \
-                        and _WORD_START.match(form[i + 1]):
+                if form[i] in self.lexicon.cut_after and _WORD_START.match(form, i - 1) \
+                        and _WORD_START.match(form, i + 1):
                     yield Token(form[a:i + 1], piece.start + a, piece.start + i + 1)
                     a = i + 1
         yield Token(form[a:], piece.start + a, piece.end)
