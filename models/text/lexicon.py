@@ -147,7 +147,8 @@ def learn_lexicon(sentences: list[Sentence], min_count: int = 1) -> Lexicon:
 
 
 def trailing_key(word: str, char: str) -> str:
-    """The `Lexicon.trailing` key of `char` after `word`: "d" after a digit, else "w"."""
+    """The `Lexicon.trailing` key of `char` after `word` (or its last character): "d"
+    after a digit, else "w"."""
     return ("d" if word[-1:].isdigit() else "w") + char
 
 
@@ -184,7 +185,7 @@ def punctuation_rules(sentences: list[Sentence],
                 done[">" + c] += a in inside and b not in inside
         for m in _BEFORE_SPACE.finditer(s.text):
             if m.start() not in base:
-                key = trailing_key(s.text[:m.start()], m.group())
+                key = trailing_key(s.text[m.start() - 1], m.group())
                 seen[key] += 1
                 done[key] += m.start() in inside
     ok = {c for c, n in seen.items() if n >= INNER_MIN and done[c] >= INNER_SHARE * n}
