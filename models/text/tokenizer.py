@@ -1,4 +1,5 @@
-"""English tokenizer and sentence splitter following UD EWT conventions.
+"""Tokenizer and sentence splitter: UD EWT's conventions, except where the treebank's
+own were learned (`lexicon.py`, `multiword.py`, `segmenter.py`, `joiner.py`).
 
 Pipeline for one text:
 1. whitespace chunks, each scanned by one ordered regex (`_SCAN`): URLs, e-mail
