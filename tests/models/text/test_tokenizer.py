@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from models.text._conllu import read_conllu
 from models.text.lexicon import Lexicon, learn_lexicon
 from models.text.multiword import LEGACY_SUFFIXES, MultiwordRules
 from models.text.tokenizer import Token, Tokenizer
@@ -126,14 +127,13 @@ def test_name_window(text, expected):
 def _treebank(tmp_path, sentences: list[list[str]]):
     """A CoNLL-U file of sentences given as tokens ("~" before a token: no space
     before it), read back as the front-end reads a treebank."""
-    from models.text._conllu import read_conllu
     blocks = []
     for toks in sentences:
-        forms = [t.lstrip("~") for t in toks]
+        words = [t.lstrip("~") for t in toks]
         glued = [t.startswith("~") for t in toks[1:]] + [False]
-        text = "".join(f + ("" if g else " ") for f, g in zip(forms, glued)).rstrip()
-        rows = [f"{i + 1}\t{f}\t{f}\tX\t_\t_\t{i}\t{'root' if i == 0 else 'dep'}\t_\t"
-                + ("SpaceAfter=No" if g else "_") for i, (f, g) in enumerate(zip(forms, glued))]
+        text = "".join(w + ("" if g else " ") for w, g in zip(words, glued)).rstrip()
+        rows = [f"{i + 1}\t{w}\t{w}\tX\t_\t_\t{i}\t{'root' if i == 0 else 'dep'}\t_\t"
+                + ("SpaceAfter=No" if g else "_") for i, (w, g) in enumerate(zip(words, glued))]
         blocks.append(f"# text = {text}\n" + "\n".join(rows) + "\n")
     path = tmp_path / "t.conllu"
     path.write_text("\n".join(blocks) + "\n", encoding="utf-8")
