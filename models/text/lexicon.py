@@ -50,7 +50,7 @@ _BETWEEN_WORDS = re.compile(r"(?<=\w)[^\w\s](?=\w)")
 _BEFORE_SPACE = re.compile(r"(?<=\w)[^\w\s](?=\s)")
 INNER_SHARE = 0.9
 INNER_MIN = 10
-_SENTENCE_END = set(".!?…。")   # never inner: a sentence may end there without a space
+_SENTENCE_END = set(".!?…。")   # never inner, nor trailing after letters: a sentence may end there
 
 
 @dataclass
