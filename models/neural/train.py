@@ -334,7 +334,7 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
                     best = ema if row.get("ema_las", -1) > row["las"] else params
                 row["dev_seconds"] = round(time.time() - t0, 1)
             elif not len(held):
-                best = params if ema is None else ema
+                best = params
             history.append(row)
             bar.set_postfix({k: v for k, v in row.items()
                              if k in ("loss", "uas", "las", "ema_las")})
@@ -345,9 +345,8 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     finally:
         bar.close()
     best_row = max(history, key=_kept_las) if history else {}
-    averaged = ema is not None and (best_row.get("ema_las", -1) > best_row.get("las", -1)
-                                    or not len(held))
-    prefix = "ema_" if averaged and "ema_las" in best_row else ""
+    averaged = best_row.get("ema_las", -1) > best_row.get("las", -1)
+    prefix = "ema_" if averaged else ""
     meta = {"config": asdict(cfg), "precision": precision, "epochs": epochs, "history": history,
             "best_epoch": best_row.get("epoch"), "weights": "average" if averaged else "last",
             "dev": {k: best_row[prefix + k] for k in ("tags", "uas", "las")
