@@ -186,3 +186,47 @@ def test_a_treebank_of_heads_and_relations_alone_builds_and_parses(tmp_path):
         heads = [t.head for t in tree.tokens]
         assert heads.count(0) == 1 and all(0 <= h <= len(heads) for h in heads)
         assert {t.upos for t in tree.tokens} == {"_"}
+
+
+def _stage_that_hangs(pid_file: str) -> None:
+    """A stage process that never ends by itself."""
+    import os
+    import time
+
+    build._child_start()
+    with open(pid_file, "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(600)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_a_stage_process_ends_with_a_killed_build(tmp_path):
+    import os
+    import signal
+    import time
+
+    pid_file = tmp_path / "stage.pid"
+    script = ("from pathlib import Path; from models import build; "
+              "from tests.models.test_build import _stage_that_hangs; "
+              f"build._spawn(_stage_that_hangs, ({str(pid_file)!r},), 'test', "
+              f"Path({str(tmp_path / 'never')!r}))")
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    try:
+        for _ in range(600):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.1)
+        child = int(pid_file.read_text())
+        parent.send_signal(signal.SIGKILL)          # no handler of the parent's can run
+        parent.wait()
+        for _ in range(100):
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the stage process outlived its build")
+    finally:
+        parent.kill()
