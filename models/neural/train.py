@@ -8,12 +8,10 @@ labels on gold arcs). Adam (beta2 0.9) with a linear warm-up and decay, gradient
 clipping, dropout on the inputs, between layers and on the classifiers' ReLU
 layers, and word dropout: the form of a word seen f times is unknown with
 probability a / (a + f) (Kiperwasser & Goldberg 2016, Section 6), so rare words
-learn to lean on their characters as unseen ones must. An exponential moving
-average of the weights is kept beside them (`NeuralConfig.ema`). The epoch and
-weights (last or averaged) with the best development LAS (each word's most likely
-head) are kept, among the epochs evaluated (`evaluated`: all of a run of up to 100
-epochs, evenly spaced ones of a longer run); each of those ends in a checkpoint, so
-an interrupted run resumes where it stopped.
+learn to lean on their characters as unseen ones must. The epoch with the best
+development LAS (each word's most likely head) is kept, among the epochs evaluated
+(`evaluated`: all of a run of up to 100 epochs, evenly spaced ones of a longer run);
+each of those ends in a checkpoint, so an interrupted run resumes where it stopped.
 """
 from __future__ import annotations
 
@@ -61,7 +59,6 @@ class NeuralConfig:
     word_dropout: float = 0.25
     seed: int = 0
     precision: str = "auto"        # matrix products: 'bf16' (where the CPU has AMX), 'f32'
-    ema: float = 0.999             # decay of the weights' moving average per step; 0: none
 
 
 WORDS_SEEN = 12_000_000    # words the neural stage trains on in all, over its analysers
@@ -130,13 +127,10 @@ class _Checkpoint:
     def __init__(self, directory: Path | None):
         self.path = None if directory is None else Path(directory) / "checkpoint-neural.npz"
 
-    def save(self, epoch: int, params, opt_state, best, history: list[dict], key,
-             ema=None) -> None:
+    def save(self, epoch: int, params, opt_state, best, history: list[dict], key) -> None:
         if self.path is None:
             return
         arrays = {f"p{i}": x for i, x in enumerate(_leaves(params))}
-        if ema is not None:
-            arrays.update({f"e{i}": x for i, x in enumerate(_leaves(ema))})
         arrays.update({f"o{i}": x for i, x in enumerate(_leaves(opt_state))})
         arrays.update({f"b{i}": x for i, x in enumerate(_leaves(best))})
         arrays["key"] = np.asarray(key)
@@ -146,8 +140,7 @@ class _Checkpoint:
         tmp.replace(self.path)
 
     def load(self, params, opt_state):
-        """(epoch, params, opt_state, best, history, key, ema) or None; ema is None in a
-        checkpoint written without one."""
+        """(epoch, params, opt_state, best, history, key) or None."""
         if self.path is None or not self.path.exists():
             return None
         d = np.load(self.path)
@@ -158,9 +151,8 @@ class _Checkpoint:
 
         meta = json.loads(str(d["meta"]))
         logger.info("resuming the neural analyser after epoch %d", meta["epoch"])
-        ema = group("e", params) if "e0" in d.files else None
         return (meta["epoch"], group("p", params), group("o", opt_state), group("b", params),
-                meta["history"], d["key"], ema)
+                meta["history"], d["key"])
 
 
 def make_optimizer(cfg: NeuralConfig, total: int):
@@ -202,28 +194,6 @@ def make_step(cfg: NeuralConfig, table: np.ndarray | None, n_affix: int, opt,
         return optax.apply_updates(p, updates), s, loss
 
     return step
-
-
-def _make_average(decay: float):
-    """The jitted update of the weights' exponential moving average (Polyak averaging,
-    as in Kingma & Ba 2015, Section 7.2): it damps the steps' noise, and the kept
-    epoch is whichever of the last and the averaged weights parses dev better. Its
-    decay at step t is min(decay, (1 + t) / (10 + t)), as in TensorFlow's
-    ExponentialMovingAverage, so the random initial weights are soon forgotten: with
-    0.999 from the first step they still weighed 7% after 2,700 steps."""
-    jax, jnp, _ = import_jax()
-
-    @jax.jit
-    def average(ema, params, step):
-        d = jnp.minimum(decay, (1.0 + step) / (10.0 + step))
-        return jax.tree_util.tree_map(lambda a, p: d * a + (1.0 - d) * p, ema, params)
-
-    return average
-
-
-def _kept_las(row: dict) -> float:
-    """The dev LAS of an epoch's better weights (last or averaged); -1 if not evaluated."""
-    return max(row.get("las", -1), row.get("ema_las", -1))
 
 
 def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]],
@@ -280,16 +250,12 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
                 "las": round(100 * right[2] / w, 2)}
 
     best, history, start = params, [], 0
-    ema = params if cfg.ema else None
     compiled: set[tuple[int, ...]] = set()
     resumed = _Checkpoint(checkpoint_dir).load(params, state)
     if resumed is not None:
-        start, params, state, best, history, key, ema = resumed
+        start, params, state, best, history, key = resumed
         key = jnp.asarray(key)
         rng = np.random.default_rng([cfg.seed, start])
-        if cfg.ema and ema is None:
-            ema = params
-    average = _make_average(cfg.ema) if cfg.ema else None
     ckpt = _Checkpoint(checkpoint_dir)
     say(f"neural analyser: {len(train)} sentences, {len(vocab.words)} words, "
         f"{len(vocab.chars)} characters, {len(vocab.classes)} tag classes, "
@@ -311,8 +277,6 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
                     release_freed_memory()
                 t1 = time.time()
                 params, state, loss = step(params, state, to_device(arrays), k)
-                if average is not None:
-                    ema = average(ema, params, jnp.float32(epoch * n_batches + len(losses)))
                 if shape not in compiled:        # the first step of a shape compiles it
                     loss.block_until_ready()
                     compiled.add(shape)
@@ -329,31 +293,24 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
             t0 = time.time()
             if len(held) and check:
                 release_freed_memory()           # the first compiles the dev programs
-                before = max((_kept_las(r) for r in history), default=-1)
                 row.update(evaluate(params))
-                if ema is not None:
-                    row.update({f"ema_{k}": v for k, v in evaluate(ema).items()})
                 release_freed_memory()
-                if _kept_las(row) > before:
-                    best = ema if row.get("ema_las", -1) > row["las"] else params
+                if row["las"] > max((r.get("las", -1) for r in history), default=-1):
+                    best = params
                 row["dev_seconds"] = round(time.time() - t0, 1)
             elif not len(held):
                 best = params
             history.append(row)
-            bar.set_postfix({k: v for k, v in row.items()
-                             if k in ("loss", "uas", "las", "ema_las")})
+            bar.set_postfix({k: v for k, v in row.items() if k in ("loss", "uas", "las")})
             say(f"neural analyser epoch {epoch + 1}/{epochs}: "
                 + ", ".join(f"{k} {v}" for k, v in row.items() if k != "epoch"))
             if check:
-                ckpt.save(epoch + 1, params, state, best, history, key, ema)
+                ckpt.save(epoch + 1, params, state, best, history, key)
     finally:
         bar.close()
-    best_row = max(history, key=_kept_las) if history else {}
-    averaged = best_row.get("ema_las", -1) > best_row.get("las", -1)
-    prefix = "ema_" if averaged else ""
+    best_row = max(history, key=lambda r: r.get("las", 0)) if history else {}
     meta = {"config": asdict(cfg), "precision": precision, "epochs": epochs, "history": history,
-            "best_epoch": best_row.get("epoch"), "weights": "average" if averaged else "last",
-            "dev": {k: best_row[prefix + k] for k in ("tags", "uas", "las")
-                    if prefix + k in best_row}}
+            "best_epoch": best_row.get("epoch"), "dev": {k: best_row[k] for k in
+                                                        ("tags", "uas", "las") if k in best_row}}
     return NeuralAnalyser(vocab, {k: np.asarray(v) for k, v in best.items()}, vectors, meta)
 

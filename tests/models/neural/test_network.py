@@ -134,25 +134,6 @@ def test_training_lowers_the_loss_and_resumes_from_its_checkpoint(tiny, tmp_path
     assert again.meta["history"][:2] == hist            # epochs 1-2 read, not rerun
 
 
-def test_the_weights_average_is_scored_beside_the_last_weights_and_the_better_kept(
-        tiny, tmp_path):
-    sents = tiny[0]
-    cfg = T.NeuralConfig(**{**CFG.__dict__, "epochs": 3, "ema": 0.9})
-    train, dev = sents[:32], sents[32:]
-    analyser = T.train_analyser(train, dev, cfg, checkpoint_dir=tmp_path)
-    hist = analyser.meta["history"]
-    assert all({"las", "ema_las", "ema_uas"} <= set(r) for r in hist)
-    best = max(hist, key=lambda r: max(r["las"], r["ema_las"]))
-    averaged = best["ema_las"] > best["las"]
-    assert analyser.meta["weights"] == ("average" if averaged else "last")
-    assert analyser.meta["dev"]["las"] == max(best["las"], best["ema_las"])
-    assert "e0" in np.load(tmp_path / "checkpoint-neural.npz").files   # resumes with it
-    plain = T.train_analyser(train, dev, T.NeuralConfig(**{**cfg.__dict__, "ema": 0.0}))
-    assert plain.meta["weights"] == "last"
-    assert not any("ema_las" in r for r in plain.meta["history"])
-    assert [r["las"] for r in plain.meta["history"]] == [r["las"] for r in hist]
-
-
 def test_bfloat16_training_lowers_the_loss_and_says_so(tiny):
     sents = tiny[0]
     cfg = T.NeuralConfig(**{**CFG.__dict__, "epochs": 2, "precision": "bf16"})
