@@ -199,6 +199,15 @@ def _stage_that_hangs(pid_file: str) -> None:
     time.sleep(600)
 
 
+def _running(pid: int) -> bool:
+    """Whether pid is a live process: neither gone nor a zombie awaiting its reaper."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
 def test_a_stage_process_ends_with_a_killed_build(tmp_path):
     import os
@@ -220,9 +229,7 @@ def test_a_stage_process_ends_with_a_killed_build(tmp_path):
         parent.send_signal(signal.SIGKILL)          # no handler of the parent's can run
         parent.wait()
         for _ in range(100):
-            try:
-                os.kill(child, 0)
-            except ProcessLookupError:
+            if not _running(child):
                 break
             time.sleep(0.1)
         else:
