@@ -14,6 +14,7 @@ from models.errors import ModelError
 from models.neural.ensemble import AnalyserEnsemble
 from models.pipeline import ACCURATE, Pipeline
 from tests.conftest import ROOT, TINY_BUILD, TINY_TREEBANK, build_tiny
+from tests.reliability.procs import alive
 
 pytest.importorskip("jax")
 
@@ -199,15 +200,6 @@ def _stage_that_hangs(pid_file: str) -> None:
     time.sleep(600)
 
 
-def _running(pid: int) -> bool:
-    """Whether pid is a live process: neither gone nor a zombie awaiting its reaper."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
 def test_a_stage_process_ends_with_a_killed_build(tmp_path):
     import os
@@ -229,7 +221,7 @@ def test_a_stage_process_ends_with_a_killed_build(tmp_path):
         parent.send_signal(signal.SIGKILL)          # no handler of the parent's can run
         parent.wait()
         for _ in range(100):
-            if not _running(child):
+            if not alive(child):
                 break
             time.sleep(0.1)
         else:
