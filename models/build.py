@@ -38,6 +38,7 @@ OPTIONAL = ("neural", "transition")      # stages a model can be built without
 HOLDOUT_EVERY = 10
 ENSEMBLE_WORDS = 100_000       # below it, two analysers by default (`auto_analysers`)
 STATE = "state.json"
+JAX_CACHE = "jax-cache"           # under .build: the neural stage's compiled programs
 
 
 @dataclass
@@ -240,7 +241,7 @@ def _neural(run: _Run) -> dict:
             logger.info("neural analyser %d of %d (seed %d)", k, n, o.seed + k - 1)
             member = replace(o, seed=o.seed + k - 1, neural_epochs=epochs)
             args = (str(run.train), str(run.dev), str(out), str(work), o.vectors,
-                    asdict(member), str(run.out / "frontend"))
+                    asdict(member), str(run.out / "frontend"), str(run.work / JAX_CACHE))
             _run_child(args, out)
         meta = json.loads((out / "analyser.json").read_text(encoding="utf-8"))
         done.append({"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch")})
@@ -300,10 +301,25 @@ def _spawn(target, args: tuple, stage: str, result: Path) -> None:
                          "above); run the command again to resume it")
 
 
+def _use_compilation_cache(directory: str) -> None:
+    """Keep JAX's compiled programs in directory, unless JAX_COMPILATION_CACHE_DIR names
+    another: the second analyser and a resumed stage then load what the first compiled
+    (the tiny test build: 45 s instead of 73). Every program is kept, the many small
+    ones of the weights' set-up too, not only those over a second to compile."""
+    import os
+
+    import jax
+
+    if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+        jax.config.update("jax_compilation_cache_dir", directory)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+
+
 def _train_neural(train: str, dev: str, out: str, work: str, vectors_path: str,
-                  options: dict, frontend: str) -> None:
+                  options: dict, frontend: str, compiled: str) -> None:
     """The neural stage's process: train the analyser and save it to out."""
     _child_start()
+    _use_compilation_cache(compiled)
     from models.neural.train import NeuralConfig, train_analyser
     from models.text.tagger import Tagger
 

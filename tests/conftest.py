@@ -25,6 +25,25 @@ ROOT = Path(__file__).resolve().parents[1]
 EWT = Path(os.environ.get("DEPTREE_EWT_DIR", ROOT.parent / "shared" / "data" / "en_ewt"))
 SHIPPED = ROOT / "models" / "pretrained" / "en_ewt"
 
+# ---- JAX's compiled programs, shared by the session's builds ----------------------------
+def pytest_configure(config):
+    """One JAX compilation cache for the whole session, set before anything imports
+    JAX: the dozen tiny builds and trainings compile the same programs, ~20 s each
+    when compiled afresh. (A build's own cache, under its .build, is what a user gets.)"""
+    import tempfile
+
+    if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+        config._deptree_jax_cache = tempfile.mkdtemp(prefix="deptree-jax-")
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = config._deptree_jax_cache
+        os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+
+
+def pytest_unconfigure(config):
+    cache = getattr(config, "_deptree_jax_cache", None)
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 # ---- ports and processes ---------------------------------------------------------------
 
 

@@ -3,6 +3,8 @@ for a directory that lacks a part or is of another format."""
 from __future__ import annotations
 
 import json
+import math
+import os
 import shutil
 import subprocess
 import sys
@@ -229,3 +231,22 @@ def test_a_stage_process_ends_with_a_killed_build(tmp_path):
             pytest.fail("the stage process outlived its build")
     finally:
         parent.kill()
+
+
+def test_the_neural_stage_keeps_what_it_compiled_under_the_build(tmp_path):
+    """Without JAX_COMPILATION_CACHE_DIR, a stage's programs go to the directory the
+    build gives it (a tiny one too), where the next process of the stage finds them;
+    the cached program gives the same result."""
+    cache = tmp_path / build.JAX_CACHE
+    script = ("import jax, jax.numpy as jnp; from models import build; "
+              f"build._use_compilation_cache({str(cache)!r}); "
+              "print(float(jax.jit(lambda x: jnp.tanh(x).sum())(jnp.ones(3))))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    results = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        results.append(float(out.stdout))
+        assert any(cache.iterdir())
+    assert results[0] == results[1] == pytest.approx(3 * math.tanh(1.0), rel=1e-6)
