@@ -304,15 +304,17 @@ def _spawn(target, args: tuple, stage: str, result: Path) -> None:
 def _use_compilation_cache(directory: str) -> None:
     """Keep JAX's compiled programs in directory, unless JAX_COMPILATION_CACHE_DIR names
     another: the second analyser and a resumed stage then load what the first compiled
-    (the tiny test build: 45 s instead of 73). Every program is kept, the many small
-    ones of the weights' set-up too, not only those over a second to compile."""
+    (the tiny test build: 47 s instead of 73). Every program is kept, the many small
+    ones of the weights' set-up too, not only those over a second to compile (unless
+    JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS says otherwise)."""
     import os
 
     import jax
 
     if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
         jax.config.update("jax_compilation_cache_dir", directory)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    if not os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"):
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 
 
 def _train_neural(train: str, dev: str, out: str, work: str, vectors_path: str,
