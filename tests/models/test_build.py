@@ -242,11 +242,12 @@ def test_the_neural_stage_keeps_what_it_compiled_under_the_build(tmp_path):
               f"build._use_compilation_cache({str(cache)!r}); "
               "print(float(jax.jit(lambda x: jnp.tanh(x).sum())(jnp.ones(3))))")
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
-    results = []
+    results, entries = [], []
     for _ in range(2):
         out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         results.append(float(out.stdout))
-        assert any(cache.iterdir())
+        entries.append({p.name: p.stat().st_mtime_ns for p in cache.iterdir()})
+    assert entries[0] and entries[1] == entries[0]     # found, not compiled and written again
     assert results[0] == results[1] == pytest.approx(3 * math.tanh(1.0), rel=1e-6)
