@@ -69,8 +69,9 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
                    help="neural analysers trained from seeds seed..seed+N-1 and averaged; "
                         "0: two below 100,000 training words, else one")
     p.add_argument("--transition-epochs", type=int, default=8)
-    p.add_argument("--jackknife", type=int, default=10,
-                   help="folds of jackknifed training tags for the parsers; 0: gold tags")
+    p.add_argument("--jackknife", type=int, default=None,
+                   help="folds of jackknifed training tags for the parsers; 0: gold tags "
+                        "(default: 10, fewer above 20,000 sentences, 3 at least)")
     p.add_argument("--max-sentences", type=int, default=0, help="train on the first N only")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--keep-work", action="store_true",

@@ -79,8 +79,8 @@ def order1_variant(model: Path, dev: Path) -> Path:
         shutil.rmtree(o1)
     shutil.copytree(model, o1, ignore=shutil.ignore_patterns(".build", "graph"))
     opts = state["key"]["options"]
-    tags = model / ".build" / ("train.jackknifed.conllu" if opts["jackknife"] > 1
-                               else "train.conllu")
+    tags = model / ".build" / ("train.jackknifed.conllu" if opts["jackknife"] is None
+                               or opts["jackknife"] > 1 else "train.conllu")
     train(str(tags), str(o1 / "graph"), str(dev),
           TrainConfig(order=1, jackknife=0, word_classes=opts["word_classes"]),
           command="bench/treebanks/run_deptree.py (order 1)", checkpoint_dir=o1 / "ck")

@@ -169,6 +169,26 @@ def test_treebanks_under_100k_words_get_two_analysers():
     assert build.auto_analysers(204_577) == 1
 
 
+def test_large_treebanks_get_fewer_jackknife_folds():
+    """10 folds up to 20,000 sentences; above, the folds' taggers train on about
+    180,000 sentences in all, with 3 folds at least."""
+    assert [build.auto_folds(n) for n in (40, 12_544, 20_000)] == [10, 10, 10]
+    assert [build.auto_folds(n) for n in (20_001, 50_176, 90_000, 190_000)] == [9, 4, 3, 3]
+
+
+def test_the_jackknife_stage_records_its_folds(tmp_path):
+    """Without `--jackknife` the stage takes `auto_folds` of the training sentences and
+    says how many it took; the parsers then read the jackknifed file."""
+    sents = list(build.read_conllu(TINY_TREEBANK))
+    run = build._Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True, build.BuildOptions())
+    info = build._jackknife(run)
+    assert info["folds"] == 10 == build.auto_folds(len(sents))
+    assert 0 < info["upos"] <= 100
+    assert build._tagged_train(run) == tmp_path / ".build" / "train.jackknifed.conllu"
+    assert len(list(build.read_conllu(build._tagged_train(run)))) == len(sents)
+    assert not build.jackknifed(build.BuildOptions(jackknife=0))
+
+
 def test_a_treebank_of_heads_and_relations_alone_builds_and_parses(tmp_path):
     """No UPOS, XPOS, LEMMA or FEATS (all `_`): the one command still builds a model
     whose trees are whole; it tags `_` (one tag class, no re-tagging)."""
