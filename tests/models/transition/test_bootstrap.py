@@ -35,6 +35,19 @@ def test_explored_instances_are_valid_oracle_moves(setup):
     assert ((Xe >= 0) & (Xe < model.n_rows)).all()
 
 
+def test_explored_instances_follow_the_gold_ones_in_one_set(setup):
+    """Given the gold instances, exploration returns them and then its own, as one set
+    of arrays: the same as concatenating the two, without the second copy."""
+    model, _tr, _dev, attrs, gold, golds = setup
+    aindex = np.full((7, len(model.labels) + 1), -1, dtype=np.int64)
+    for a, (t, la) in enumerate(zip(model.atype, model.alabel)):
+        aindex[t, la + 1] = a
+    alone = explore_examples(model, golds, attrs, aindex)
+    union = explore_examples(model, golds, attrs, aindex, gold)
+    for u, g, e in zip(union, gold, alone):
+        assert np.array_equal(u, np.concatenate([g, e]))
+
+
 def test_bootstrap_keeps_the_best_round(setup):
     model, _tr, dev, attrs, gold, golds = setup
     dattrs = [_encode(s) for s in dev]
