@@ -69,7 +69,7 @@ def parse_dev(model: Path, dev: Path, out: Path, *flags: str) -> dict:
 
 def order1_variant(model: Path, dev: Path) -> Path:
     """The model with its graph parser retrained at order 1 on the same training tags."""
-    from models.build import _Run, _write_pipeline
+    from models.build import BuildOptions, _Run, _write_pipeline, jackknifed
     from models.calibrate import calibrate
     from models.graph.train import TrainConfig, train
 
@@ -79,16 +79,14 @@ def order1_variant(model: Path, dev: Path) -> Path:
         shutil.rmtree(o1)
     shutil.copytree(model, o1, ignore=shutil.ignore_patterns(".build", "graph"))
     opts = state["key"]["options"]
-    tags = model / ".build" / ("train.jackknifed.conllu" if opts["jackknife"] is None
-                               or opts["jackknife"] > 1 else "train.conllu")
+    options = BuildOptions(**{**opts, "skip": tuple(opts["skip"])})
+    tags = model / ".build" / ("train.jackknifed.conllu" if jackknifed(options)
+                               else "train.conllu")
     train(str(tags), str(o1 / "graph"), str(dev),
           TrainConfig(order=1, jackknife=0, word_classes=opts["word_classes"]),
           command="bench/treebanks/run_deptree.py (order 1)", checkpoint_dir=o1 / "ck")
     shutil.rmtree(o1 / "ck", ignore_errors=True)
-    from models.build import BuildOptions
-
-    run = _Run(o1, tags, dev, True, BuildOptions(**{**opts, "skip": tuple(opts["skip"])}),
-               state)
+    run = _Run(o1, tags, dev, True, options, state)
     _write_pipeline(run, {})
     _write_pipeline(run, calibrate(o1, dev))
     return o1

@@ -24,12 +24,17 @@ def setup(data_dir):
     return model, tr, dev, attrs, (X, y, V), golds
 
 
-def test_explored_instances_are_valid_oracle_moves(setup):
-    model, _tr, _dev, attrs, (_X, y, _V), golds = setup
+def _action_index(model):
+    """int64 (7, labels + 1): the action id of each (move type, label + 1), -1 for none."""
     aindex = np.full((7, len(model.labels) + 1), -1, dtype=np.int64)
     for a, (t, la) in enumerate(zip(model.atype, model.alabel)):
         aindex[t, la + 1] = a
-    Xe, ye, Ve = explore_examples(model, golds, attrs, aindex)
+    return aindex
+
+
+def test_explored_instances_are_valid_oracle_moves(setup):
+    model, _tr, _dev, attrs, (_X, y, _V), golds = setup
+    Xe, ye, Ve = explore_examples(model, golds, attrs, _action_index(model))
     assert len(ye) > 0.8 * len(y)             # most states keep a valid oracle move
     assert Ve[np.arange(len(ye)), ye].all()   # the label is always a valid move
     assert ((Xe >= 0) & (Xe < model.n_rows)).all()
@@ -39,9 +44,7 @@ def test_explored_instances_follow_the_gold_ones_in_one_set(setup):
     """Given the gold instances, exploration returns them and then its own, as one set
     of arrays: the same as concatenating the two, without the second copy."""
     model, _tr, _dev, attrs, gold, golds = setup
-    aindex = np.full((7, len(model.labels) + 1), -1, dtype=np.int64)
-    for a, (t, la) in enumerate(zip(model.atype, model.alabel)):
-        aindex[t, la + 1] = a
+    aindex = _action_index(model)
     alone = explore_examples(model, golds, attrs, aindex)
     union = explore_examples(model, golds, attrs, aindex, gold)
     for u, g, e in zip(union, gold, alone):
