@@ -264,24 +264,25 @@ class Tagger(ClassTagger):
         index = {c: i for i, c in enumerate(classes)}
         tagger = cls(classes, n_bits, ambiguity=ambiguity_classes(sentences, index), first=first,
                      word_classes=word_classes)
-        tfs, rows, golds = [], [], []
+        # Each sentence's type features, padded, one after the other; the feature rows
+        # are hashed from them in each epoch (`K.train_epoch`), not stored.
+        tf_start = np.cumsum([0] + [len(s) + 4 for s in sentences]).astype(np.int64)
+        tf_all, golds = None, []
         for j, s in enumerate(sentences):
             tf = tagger._type_features([w[0] for w in s], level1[j] if level1 else None)
-            tfs.append(tf)
-            rows.append(K.static_rows(tf, tagger._static, tagger._pairs, tagger.mask))
+            if tf_all is None:
+                tf_all = np.empty((tf_start[-1], tf.shape[1]), tf.dtype)
+            tf_all[tf_start[j]:tf_start[j + 1]] = tf
             golds.extend(index[(w[1], w[2])] for w in s)
-        tf_start = np.cumsum([0] + [len(t) for t in tfs]).astype(np.int64)
-        row_start = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
-        tf_all, rows_all = np.concatenate(tfs), np.concatenate(rows)
         gold = np.asarray(golds, np.int64)
         W = tagger.W
         U = np.zeros_like(W)
         rng = np.random.default_rng(seed)
         step = 1
         for epoch in range(epochs):
-            order = rng.permutation(len(tfs)).astype(np.int64)
-            step, errors = K.train_epoch(tf_all, tf_start, rows_all, row_start, gold, order,
-                                         W, U, step, tagger.mask)
+            order = rng.permutation(len(sentences)).astype(np.int64)
+            step, errors = K.train_epoch(tf_all, tf_start, gold, order, tagger._static,
+                                         tagger._pairs, W, U, step, tagger.mask)
             logger.debug("tagger epoch %d: %.4f train accuracy", epoch + 1,
                          1 - errors / max(len(gold), 1))
             if progress is not None:

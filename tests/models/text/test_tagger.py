@@ -194,22 +194,24 @@ def test_passive_aggressive_update_gives_margin_one():
     violator (the best other class) by exactly 1: tau = loss / (2 * n_features)."""
     n_classes, mask = 5, (1 << 16) - 1
     tf_all = np.arange(5 * 13, dtype=np.int64).reshape(5, 13) * 7919  # one token + padding
-    rows = np.array([[11, 22, 33, 44]], np.int64)
+    static = np.array([[0, 0], [0, 1], [-1, 2], [1, 3]], np.int64)  # (offset, column)
+    pairs = np.array([[0, 4, -2, 5]], np.int64)
+    rows = K.static_rows(tf_all, static, pairs, mask)  # what train_epoch hashes in turn
     trows = np.empty(K.N_TAG_FEATS, np.int64)
     K._tag_rows(tf_all, 0, n_classes, n_classes + 1, n_classes, mask, trows)
     assert len(set(trows.tolist()) | set(rows[0].tolist())) == rows.shape[1] + len(trows)
     W = np.zeros((mask + 1, n_classes), np.float32)
     U = np.zeros_like(W)
     gold = np.array([3], np.int64)
-    step, errors = K.train_epoch(tf_all, np.array([0, 5]), rows, np.array([0, 1]), gold,
-                                 np.array([0]), W, U, 1, mask)
+    step, errors = K.train_epoch(tf_all, np.array([0, 5]), gold, np.array([0]), static,
+                                 pairs, W, U, 1, mask)
     assert (step, errors) == (2, 1)  # argmax of all-zero scores is class 0: an error
     scores = W[np.concatenate([rows[0], trows])].sum(axis=0)
     assert scores[3] == pytest.approx(0.5) and scores[0] == pytest.approx(-0.5)
     assert np.delete(scores, [0, 3]).max() == 0.0  # only gold and violator move
     # second pass: no error, the next violator (class 1, score 0) is pushed to margin 1
-    step, errors = K.train_epoch(tf_all, np.array([0, 5]), rows, np.array([0, 1]), gold,
-                                 np.array([0]), W, U, step, mask)
+    step, errors = K.train_epoch(tf_all, np.array([0, 5]), gold, np.array([0]), static,
+                                 pairs, W, U, step, mask)
     scores = W[np.concatenate([rows[0], trows])].sum(axis=0)
     assert errors == 0 and scores[3] - scores[1] == pytest.approx(1.0)
 
