@@ -19,7 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
-from models.text.perceptron import load_model, save_model, train_averaged
+from models.text.perceptron import GapExamples, load_model, save_model, train_averaged
 
 logger = logging.getLogger(__name__)
 
@@ -113,19 +113,18 @@ class SpaceJoiner:
             logger.info("joiner: %d of %d tokens contain whitespace: none trained", spaced,
                         tokens)
             return None
-        features, labels = [], []
+        gaps = GapExamples()
         for text, pieces, spans in examples:
             owner = _owners(pieces, spans)
             forms = ["^"] + [p.form for p in pieces] + ["$"]
             for i in range(len(pieces) - 1):
                 if is_gap(text, pieces[i], pieces[i + 1]):
-                    features.append(gap_features(forms[i], forms[i + 1], forms[i + 2],
-                                                 forms[i + 3], n_bits))
                     same = owner[i] is not None and owner[i] == owner[i + 1]
-                    labels.append(1 if same else -1)
+                    gaps.add(gap_features(forms[i], forms[i + 1], forms[i + 2], forms[i + 3],
+                                          n_bits), 1 if same else -1)
         logger.info("joiner: %d of %d tokens contain whitespace; %d gaps, %d inside a token",
-                    spaced, tokens, len(labels), sum(1 for y in labels if y > 0))
-        return cls(train_averaged(features, labels, n_bits, epochs, seed, "joiner"), n_bits)
+                    spaced, tokens, len(gaps), sum(1 for y in gaps.labels if y > 0))
+        return cls(train_averaged(gaps, n_bits, epochs, seed, "joiner"), n_bits)
 
     def save(self, directory: str) -> None:
         save_model(directory, "joiner", self.weights,

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from models.text.perceptron import load_model, save_model, train_averaged
+from models.text.perceptron import GapExamples, load_model, save_model, train_averaged
 
 logger = logging.getLogger(__name__)
 
@@ -83,9 +83,10 @@ class WordSegmenter:
             logger.info("segmenter: %d of %d tokens begin inside a run of word characters: "
                         "none trained", inside, tokens)
             return None
-        features = [gap_features(run, i, n_bits) for run, i, _ in gaps]
-        weights = train_averaged(features, [1 if g[2] else -1 for g in gaps], n_bits, epochs,
-                                 seed, "segmenter")
+        examples = GapExamples()
+        for run, i, begins in gaps:
+            examples.add(gap_features(run, i, n_bits), 1 if begins else -1)
+        weights = train_averaged(examples, n_bits, epochs, seed, "segmenter")
         return cls(weights, n_bits)
 
     def save(self, directory: str) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from models.text.perceptron import load_model, save_model, train_averaged
+from models.text.perceptron import GapExamples, load_model, save_model, train_averaged
 from models.text.shape import char_classes
 
 if TYPE_CHECKING:
@@ -131,12 +131,11 @@ class SentenceSplitter:
     def train(self, docs: list[tuple[str, list[Token], set[int]]], epochs: int = 10,
               seed: int = 0) -> None:
         """docs: (text, tokens, gold sentence end offsets)."""
-        features, labels = [], []
+        examples = GapExamples()
         for text, tokens, ends in docs:
             for i in range(len(tokens) - 1):
-                features.append(self._features(text, tokens, i))
-                labels.append(1 if tokens[i].end in ends else -1)
-        self.weights = train_averaged(features, labels, self.n_bits, epochs, seed, "splitter")
+                examples.add(self._features(text, tokens, i), 1 if tokens[i].end in ends else -1)
+        self.weights = train_averaged(examples, self.n_bits, epochs, seed, "splitter")
 
     def save(self, directory: str) -> None:
         save_model(directory, "splitter", self.weights,
