@@ -24,6 +24,7 @@ from .classifier import (
     flat_weights,
     sparse_weights,
 )
+from .examples import Examples, explore_room
 from .features import N_POS, extract
 from .model import TransitionModel
 from .oracle import oracle_move
@@ -64,28 +65,23 @@ def _explore(gh, gl, attrs, table, row_of, Wc, sp, atype, alabel, aindex, root_l
     return m
 
 
-def explore_examples(model: TransitionModel, golds, attrs_list, aindex, before=None):
-    """Instances from the model's own one-best sequences on the training set, after a
-    copy of `before` (X, y, V) in the same arrays when it is given: the union a round
-    trains on, built without a second copy of it (a training run on 50,176 sentences
-    peaked at 3.62 GB instead of 4.03). The arrays are sized for 4 moves a word; only
-    the rows written take memory."""
-    start = 0 if before is None else len(before[1])
-    cap = start + sum(4 * len(gh) for gh, _ in golds) + 16
-    T = model.table.shape[0]
-    X = np.zeros((cap, T), np.int32)
-    y = np.zeros(cap, np.int64)
-    V = np.zeros((cap, len(model.atype)), np.bool_)
-    if before is not None:
-        X[:start], y[:start], V[:start] = before
-    m = start
+def explore_examples(model: TransitionModel, golds, attrs_list, aindex,
+                     examples: Examples) -> Examples:
+    """Instances from the model's own one-best sequences on the training set, written
+    after the `examples.n` rows already filled (the gold instances): the union a round
+    trains on, with no copy of the gold ones (`examples.py`). Each round overwrites
+    the previous round's rows."""
+    if examples.room() < explore_room(golds):
+        raise ValueError(f"room for {examples.room()} explored instances, not "
+                         f"{explore_room(golds)}: build the gold ones with room to explore")
+    m = examples.n
     for (gh, gl), attrs in zip(golds, attrs_list):
         m = _explore(gh, gl, attrs, model.table, *model.weights, model.atype, model.alabel, aindex,
-                     model.root_label, X, y, V, m)
-    return X[:m], y[:m], V[:m]
+                     model.root_label, examples.X, examples.y, examples.V, m)
+    return examples._replace(n=m)
 
 
-def bootstrap(model: TransitionModel, golds, attrs_tr, gold_examples, dev_eval, *, rounds: int,
+def bootstrap(model: TransitionModel, golds, attrs_tr, gold: Examples, dev_eval, *, rounds: int,
               epochs: int, alpha: float, rho: float, eps: float, seed: int = 0,
               checkpoint=None, progress=None):
     """Algorithm 1: returns (best model, log of (round, dev UAS)). checkpoint (with
@@ -94,7 +90,6 @@ def bootstrap(model: TransitionModel, golds, attrs_tr, gold_examples, dev_eval, 
     aindex = np.full((7, len(model.labels) + 1), -1, dtype=np.int64)
     for a, (t, la) in enumerate(zip(model.atype, model.alabel)):
         aindex[t, la + 1] = a
-    Xg, yg, Vg = gold_examples
     shape = (model.n_rows, len(model.atype))
 
     def as_model(weights):
@@ -118,26 +113,26 @@ def bootstrap(model: TransitionModel, golds, attrs_tr, gold_examples, dev_eval, 
     for r in range(len(history), rounds + 1):
         rng = np.random.default_rng([seed, r])
         t0 = time.perf_counter()
-        X, y, V = explore_examples(best, golds, attrs_tr, aindex, (Xg, yg, Vg))
-        n_explored = len(y) - len(yg)
+        union = explore_examples(best, golds, attrs_tr, aindex, gold)
+        n_explored = union.n - gold.n
         W = np.zeros(shape, np.float32)
         G = np.zeros_like(W)
         p = np.zeros(W.shape[1])
         round_best, round_uas = None, -1.0
         for ep in range(1, epochs + 1):
-            adagrad_epoch(W, G, X, y, V, rng.permutation(len(y)).astype(np.int64), alpha, rho,
-                          eps, p)
+            adagrad_epoch(W, G, union.X, union.y, union.V,
+                          rng.permutation(union.n).astype(np.int64), alpha, rho, eps, p)
             cand = TransitionModel(model.labels, model.atype, model.alabel, model.templates, W,
                                    dict(model.meta))
             uas = dev_eval(cand)
             logger.info("bootstrap round %d epoch %d: %d + %d instances, dev UAS %.2f", r, ep,
-                        len(yg), n_explored, uas)
+                        gold.n, n_explored, uas)
             if progress is not None:
                 progress(1)
             if uas > round_uas:       # a sparse snapshot, not a second dense table
                 round_best = None
                 round_best, round_uas = sparse_weights(W), uas
-        del W, G, cand, X, y, V          # before the next round allocates its own
+        del W, G, cand                   # before the next round allocates its own
         history.append((r, round_uas))
         logger.info("bootstrap round %d: dev UAS %.2f (best so far %.2f, %.0fs)", r, round_uas,
                     best_uas, time.perf_counter() - t0)

@@ -25,6 +25,7 @@ from ..graph.encode import encode
 from ..progress import progress_bar
 from .bootstrap import bootstrap
 from .classifier import adagrad_epoch, compact, sparse_weights
+from .examples import Examples, explore_room
 from .features import DEFAULT_TEMPLATES, N_POS, extract, parse_templates
 from .model import TransitionModel
 from .oracle import oracle_move, oracle_sequence
@@ -113,7 +114,10 @@ def _retagged(sents, model: str):
     return out
 
 
-def build_examples(sents, attrs_list, labels, atype, alabel, table, n_rows):
+def build_examples(sents, attrs_list, labels, atype, alabel, table, n_rows,
+                   explore: bool = False) -> tuple[Examples, list]:
+    """The gold sequences' instances, and each sentence's gold (heads, label ids);
+    explore: with room after them for a round of bootstrapping's (`examples.py`)."""
     lab_id = {lab: i for i, lab in enumerate(labels)}
     aindex = np.full((7, len(labels) + 1), -1, dtype=np.int64)
     for a, (t, la) in enumerate(zip(atype, alabel)):
@@ -125,15 +129,15 @@ def build_examples(sents, attrs_list, labels, atype, alabel, table, n_rows):
         gl = np.array([-1] + [lab_id[d] for d in s.deprels()[1:]], dtype=np.int64)
         golds.append((gh, gl))
         total += len(oracle_sequence(gh, gl)[0])
-    X = np.zeros((total, table.shape[0]), dtype=np.int32)
-    y = np.zeros(total, dtype=np.int64)
-    V = np.zeros((total, len(atype)), dtype=np.bool_)
+    ex = Examples.empty(total + (explore_room(golds) if explore else 0), table.shape[0],
+                        len(atype))
     m = 0
     root = labels.index("root")
     for (gh, gl), attrs in zip(golds, attrs_list):
-        m = _examples(gh, gl, attrs, table, n_rows, atype, alabel, aindex, root, X, y, V, m)
-    assert m == total and (y >= 0).all()
-    return X, y, V, golds
+        m = _examples(gh, gl, attrs, table, n_rows, atype, alabel, aindex, root, ex.X, ex.y,
+                      ex.V, m)
+    assert m == total and (ex.y[:m] >= 0).all()
+    return ex._replace(n=m), golds
 
 
 def evaluate(model: TransitionModel, sents, attrs_list, beam=1, margin=0.88):
@@ -208,7 +212,9 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
     if dev_tagger:
         dev = _retagged(dev, dev_tagger)
     attrs_dev = [_encode(s) for s in dev]
-    X, y, V, golds = build_examples(sents, attrs_tr, labels, atype, alabel, table, n_rows)
+    gold, golds = build_examples(sents, attrs_tr, labels, atype, alabel, table, n_rows,
+                                 explore=bool(bootstrap_rounds and dev))
+    X, y, V = gold.filled()
     logger.info("%d sentences, %d examples, %d actions, %d templates (%.1fs)", len(sents),
                 len(y), len(atype), len(templates), time.perf_counter() - t0)
     W = np.zeros((n_rows, len(atype)), dtype=np.float32)
@@ -262,7 +268,7 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
     del best
     if bootstrap_rounds and dev:
         model, history = bootstrap(
-            model, golds, attrs_tr, (X, y, V),
+            model, golds, attrs_tr, gold,
             lambda m: evaluate(m, dev, attrs_dev)[0], rounds=bootstrap_rounds,
             epochs=bootstrap_epochs or meta["training"].get("best_epoch", epochs), alpha=alpha,
             rho=rho, eps=eps, seed=seed, checkpoint=ckpt, progress=bar.update)

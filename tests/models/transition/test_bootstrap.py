@@ -7,6 +7,7 @@ import pytest
 
 from models.conllu import read_conllu
 from models.transition.bootstrap import bootstrap, explore_examples
+from models.transition.examples import Examples, explore_room
 from models.transition.train import _encode, build_examples, evaluate, train
 
 
@@ -19,9 +20,9 @@ def setup(data_dir):
     tr, dev = sents[:200], sents[200:]
     model = train(tr, None, None, epochs=1, n_rows=1 << 16, alpha=0.05)
     attrs = [_encode(s) for s in tr]
-    X, y, V, golds = build_examples(tr, attrs, model.labels, model.atype, model.alabel,
-                                    model.table, model.n_rows)
-    return model, tr, dev, attrs, (X, y, V), golds
+    gold, golds = build_examples(tr, attrs, model.labels, model.atype, model.alabel,
+                                 model.table, model.n_rows, explore=True)
+    return model, tr, dev, attrs, gold, golds
 
 
 def _action_index(model):
@@ -32,23 +33,36 @@ def _action_index(model):
     return aindex
 
 
+def _explored_alone(model, golds, attrs):
+    """Exploration's instances written into arrays of their own."""
+    empty = Examples.empty(explore_room(golds), model.table.shape[0], len(model.atype))
+    return explore_examples(model, golds, attrs, _action_index(model), empty).filled()
+
+
 def test_explored_instances_are_valid_oracle_moves(setup):
-    model, _tr, _dev, attrs, (_X, y, _V), golds = setup
-    Xe, ye, Ve = explore_examples(model, golds, attrs, _action_index(model))
-    assert len(ye) > 0.8 * len(y)             # most states keep a valid oracle move
+    model, _tr, _dev, attrs, gold, golds = setup
+    Xe, ye, Ve = _explored_alone(model, golds, attrs)
+    assert len(ye) > 0.8 * gold.n             # most states keep a valid oracle move
     assert Ve[np.arange(len(ye)), ye].all()   # the label is always a valid move
     assert ((Xe >= 0) & (Xe < model.n_rows)).all()
 
 
-def test_explored_instances_follow_the_gold_ones_in_one_set(setup):
-    """Given the gold instances, exploration returns them and then its own, as one set
-    of arrays: the same as concatenating the two, without the second copy."""
+def test_explored_instances_follow_the_gold_ones_in_their_arrays(setup):
+    """Exploration writes after the gold instances, in the arrays that hold them: the
+    same rows as concatenating the two, without a copy; a second round overwrites
+    the first's rows, and arrays with no room are refused."""
     model, _tr, _dev, attrs, gold, golds = setup
-    aindex = _action_index(model)
-    alone = explore_examples(model, golds, attrs, aindex)
-    union = explore_examples(model, golds, attrs, aindex, gold)
-    for u, g, e in zip(union, gold, alone):
+    alone = _explored_alone(model, golds, attrs)
+    before = [a.copy() for a in gold.filled()]
+    union = explore_examples(model, golds, attrs, _action_index(model), gold)
+    assert union.X is gold.X and union.n == gold.n + len(alone[1])
+    for u, g, e in zip(union.filled(), before, alone):
         assert np.array_equal(u, np.concatenate([g, e]))
+    again = explore_examples(model, golds, attrs, _action_index(model), gold)
+    assert again.n == union.n
+    full = gold._replace(n=len(gold.y) - 1)
+    with pytest.raises(ValueError, match="room to explore"):
+        explore_examples(model, golds, attrs, _action_index(model), full)
 
 
 def test_bootstrap_keeps_the_best_round(setup):
