@@ -22,6 +22,7 @@ from .classifier import (
     compact,
     compact_probabilities,
     flat_weights,
+    pack_bits,
     sparse_weights,
 )
 from .examples import Examples, explore_room
@@ -54,7 +55,7 @@ def _explore(gh, gl, attrs, table, row_of, Wc, sp, atype, alabel, aindex, root_l
         a = aindex[t, lab + 1]
         if a >= 0 and vm[a]:
             X[m, :] = rows
-            V[m, :] = vm
+            pack_bits(vm, V[m])
             y[m] = a
             m += 1
         looked[:] = rows                  # compact_probabilities overwrites its rows

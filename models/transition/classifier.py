@@ -243,9 +243,28 @@ def compact_probabilities(row_of, Wc, sp, rows, valid, out):
 
 
 @njit(cache=True, _nrt=False)
+def pack_bits(flags, out):
+    """out uint8 [ceil(len(flags) / 8)]: flag a as bit a % 8 of byte a // 8 (numpy's
+    packbits with bitorder 'little'). The valid moves of a training instance: 111
+    flags of en_ewt in 14 bytes instead of 111."""
+    for b in range(out.shape[0]):
+        out[b] = 0
+    for a in range(flags.shape[0]):
+        if flags[a]:
+            out[a >> 3] |= np.uint8(1 << (a & 7))
+
+
+@njit(cache=True, _nrt=False)
+def bit(V, e, a):
+    """Flag a of row e of bits packed by `pack_bits`."""
+    return (V[e, a >> 3] >> (a & 7)) & 1
+
+
+@njit(cache=True, _nrt=False)
 def adagrad_epoch(W, G, X, y, V, order, alpha, rho, eps, p):
     """One pass of AdaGrad over examples X[order] (rows int32 (N, T)), gold y (N,),
-    valid masks V bool (N, A). p: float64 (A,) scratch. Returns (log-loss sum, correct)."""
+    valid moves V uint8 (N, ceil(A / 8)) packed by `pack_bits`. p: float64 (A,) scratch.
+    Returns (log-loss sum, correct)."""
     loss = 0.0
     correct = 0
     T = X.shape[1]
@@ -262,12 +281,12 @@ def adagrad_epoch(W, G, X, y, V, order, alpha, rho, eps, p):
         top = -1e300
         best = -1
         for a in range(A):
-            if V[e, a] and p[a] > top:
+            if bit(V, e, a) and p[a] > top:
                 top = p[a]
                 best = a
         z = 0.0
         for a in range(A):
-            if V[e, a]:
+            if bit(V, e, a):
                 p[a] = math.exp(p[a] - top)
                 z += p[a]
             else:
@@ -277,7 +296,7 @@ def adagrad_epoch(W, G, X, y, V, order, alpha, rho, eps, p):
             correct += 1
         loss -= math.log(max(p[gold] / z, 1e-300))
         for a in range(A):
-            if not V[e, a]:
+            if not bit(V, e, a):
                 continue
             g = (1.0 if a == gold else 0.0) - p[a] / z
             if abs(g) < eps:

@@ -16,7 +16,8 @@ EXPLORED_PER_WORD = 4     # room a round of exploration may fill: moves a word, 
 
 class Examples(NamedTuple):
     """X int32 [cap, templates]: feature rows; y int64 [cap]: the oracle's action;
-    V bool [cap, actions]: the actions valid in the state. Rows [:n] are filled."""
+    V uint8 [cap, ceil(actions / 8)]: the actions valid in the state, as bits
+    (`classifier.pack_bits`; `valid_moves` unpacks them). Rows [:n] are filled."""
     X: np.ndarray
     y: np.ndarray
     V: np.ndarray
@@ -25,7 +26,7 @@ class Examples(NamedTuple):
     @classmethod
     def empty(cls, capacity: int, templates: int, actions: int) -> Examples:
         return cls(np.zeros((capacity, templates), np.int32), np.zeros(capacity, np.int64),
-                   np.zeros((capacity, actions), np.bool_), 0)
+                   np.zeros((capacity, (actions + 7) // 8), np.uint8), 0)
 
     def filled(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Views of the rows written: (X, y, V)."""
@@ -33,6 +34,11 @@ class Examples(NamedTuple):
 
     def room(self) -> int:
         return len(self.y) - self.n
+
+
+def valid_moves(V: np.ndarray, actions: int) -> np.ndarray:
+    """bool [rows, actions]: the valid-move bits of `Examples.V` rows, unpacked."""
+    return np.unpackbits(V, axis=1, count=actions, bitorder="little").astype(bool)
 
 
 def explore_room(golds) -> int:

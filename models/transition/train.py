@@ -24,7 +24,7 @@ from ..conllu import read_conllu
 from ..graph.encode import encode
 from ..progress import progress_bar
 from .bootstrap import bootstrap
-from .classifier import adagrad_epoch, compact, sparse_weights
+from .classifier import adagrad_epoch, compact, pack_bits, sparse_weights
 from .examples import Examples, explore_room
 from .features import DEFAULT_TEMPLATES, N_POS, extract, parse_templates
 from .model import TransitionModel
@@ -62,17 +62,20 @@ def _encode(sent):
 @njit(cache=True)
 def _examples(gh, gl, attrs, table, n_rows, atype, alabel, aindex, root_label, X, y, V, start):
     """Follow the oracle on one gold tree, writing features X[start:], gold action y,
-    valid masks V. aindex: int64 (7, L+1) action id of (type, label+1). Returns the end."""
+    valid moves V (bits, `classifier.pack_bits`). aindex: int64 (7, L+1) action id of
+    (type, label+1). Returns the end."""
     n = gh.shape[0] - 1
     st, sc = new_state(n)
     pos = np.zeros(N_POS, np.int64)
     rows = np.zeros(table.shape[0], np.int64)
+    vm = np.zeros(atype.shape[0], np.bool_)
     m = start
     while sc[J] <= sc[N]:
         t, lab = oracle_move(st, sc, gh, gl)
         extract(st, sc, attrs, table, n_rows, pos, rows)
         X[m, :] = rows
-        valid_mask(st, sc, atype, alabel, root_label, V[m])
+        valid_mask(st, sc, atype, alabel, root_label, vm)
+        pack_bits(vm, V[m])
         y[m] = aindex[t, lab + 1]
         m += 1
         apply(st, sc, t, lab)

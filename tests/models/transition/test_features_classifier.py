@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from models.graph.encode import encode
-from models.transition.classifier import adagrad_epoch, probabilities
+from models.transition.classifier import adagrad_epoch, bit, pack_bits, probabilities
+from models.transition.examples import valid_moves
 from models.transition.features import DEFAULT_TEMPLATES, N_POS, extract, parse_templates
 from models.transition.system import NO_SHIFT, RIGHT_SHIFT, apply, new_state
 
@@ -70,7 +71,7 @@ def test_adagrad_learns_a_separable_problem(rng):
     N, A, R = 600, 3, 64
     y = rng.integers(0, A, N)
     X = np.concatenate([10 + y[:, None], rng.integers(20, R, (N, 5))], axis=1).astype(np.int32)
-    V = np.ones((N, A), np.bool_)
+    V = np.packbits(np.ones((N, A), np.bool_), axis=1, bitorder="little")
     W = np.zeros((R, A), np.float32)
     G = np.zeros_like(W)
     p = np.zeros(A)
@@ -79,3 +80,14 @@ def test_adagrad_learns_a_separable_problem(rng):
     loss2, correct2 = adagrad_epoch(W, G, X, y, V, order, 0.1, 0.1, 1e-3, p)
     assert loss2 < loss1 / 2 and correct2 == N
     assert (W[10 + np.arange(A), np.arange(A)] > 0).all()
+
+
+def test_valid_moves_packed_as_bits_round_trip(rng):
+    """pack_bits writes numpy's little-endian packbits; bit and valid_moves read it back."""
+    flags = rng.random((7, 111)) < 0.3
+    V = np.zeros((7, 14), np.uint8)
+    for e in range(7):
+        pack_bits(flags[e], V[e])
+    assert np.array_equal(V, np.packbits(flags, axis=1, bitorder="little"))
+    assert np.array_equal(valid_moves(V, 111), flags)
+    assert all(bit(V, e, a) == flags[e, a] for e in range(7) for a in range(111))
