@@ -29,7 +29,7 @@ from .examples import Examples, explore_room
 from .features import N_POS, extract
 from .model import TransitionModel
 from .oracle import oracle_move
-from .system import J, N, apply, new_state, valid_mask
+from .system import J, N, action_index, apply, new_state, valid_mask
 
 logger = logging.getLogger(__name__)
 
@@ -88,9 +88,7 @@ def bootstrap(model: TransitionModel, golds, attrs_tr, gold: Examples, dev_eval,
     """Algorithm 1: returns (best model, log of (round, dev UAS)). checkpoint (with
     `save(name, weights, meta)` and `load(name)`) keeps the state after each round, from
     which a rerun continues; progress(n) is told of every epoch."""
-    aindex = np.full((7, len(model.labels) + 1), -1, dtype=np.int64)
-    for a, (t, la) in enumerate(zip(model.atype, model.alabel)):
-        aindex[t, la + 1] = a
+    aindex = action_index(model.atype, model.alabel, len(model.labels))
     shape = (model.n_rows, len(model.atype))
 
     def as_model(weights):

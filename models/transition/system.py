@@ -266,6 +266,15 @@ def action_table(labels: list[str], seen: set[tuple[int, str]] | None = None):
     return np.array(atype, dtype=np.int64), np.array(alabel, dtype=np.int64)
 
 
+def action_index(atype: np.ndarray, alabel: np.ndarray, n_labels: int) -> np.ndarray:
+    """int64 [move types, n_labels + 1]: the id of action (type, label) at
+    [type, label + 1] (an unlabelled move's label is -1); -1 where there is none. The
+    oracle answers with (type, label), the classifier with action ids."""
+    index = np.full((N_TYPES, n_labels + 1), -1, dtype=np.int64)
+    index[atype, alabel + 1] = np.arange(len(atype))
+    return index
+
+
 def action_name(t: int, label: str | None) -> str:
     name = TYPE_NAMES[t]
     if LABELED[t]:

@@ -36,6 +36,7 @@ from .system import (
     RIGHT_PASS,
     J,
     N,
+    action_index,
     action_table,
     apply,
     new_state,
@@ -122,9 +123,7 @@ def build_examples(sents, attrs_list, labels, atype, alabel, table, n_rows,
     """The gold sequences' instances, and each sentence's gold (heads, label ids);
     explore: with room after them for a round of bootstrapping's (`examples.py`)."""
     lab_id = {lab: i for i, lab in enumerate(labels)}
-    aindex = np.full((7, len(labels) + 1), -1, dtype=np.int64)
-    for a, (t, la) in enumerate(zip(atype, alabel)):
-        aindex[t, la + 1] = a
+    aindex = action_index(atype, alabel, len(labels))
     golds = []
     total = 0
     for s in sents:

@@ -8,6 +8,7 @@ import pytest
 from models.conllu import read_conllu
 from models.transition.bootstrap import bootstrap, explore_examples
 from models.transition.examples import Examples, explore_room, valid_moves
+from models.transition.system import action_index
 from models.transition.train import _encode, build_examples, evaluate, train
 
 
@@ -26,11 +27,7 @@ def setup(data_dir):
 
 
 def _action_index(model):
-    """int64 (7, labels + 1): the action id of each (move type, label + 1), -1 for none."""
-    aindex = np.full((7, len(model.labels) + 1), -1, dtype=np.int64)
-    for a, (t, la) in enumerate(zip(model.atype, model.alabel)):
-        aindex[t, la + 1] = a
-    return aindex
+    return action_index(model.atype, model.alabel, len(model.labels))
 
 
 def _explored_alone(model, golds, attrs):
