@@ -1,11 +1,13 @@
 """Lemmatizer learned from a treebank: a lexicon plus suffix edit rules.
 
-1. Lexicon: (form, XPOS) -> lemma, then (lowercased form, XPOS) -> lemma, the
-   most frequent lemma of pairs seen in training.
+1. Lexicon: (form, tags) -> lemma, then (lowercased form, tags) -> lemma, the
+   most frequent lemma of pairs seen in training. The tags are (UPOS, XPOS): a
+   treebank without XPOS (hu_szeged) still lemmatizes by part of speech. Models of
+   format 1 keyed on XPOS alone, and still do.
 2. Suffix rules for other words: a rule is (case, cut, add): take the form
    (lowercased if case == "lower"), drop `cut` final characters, append `add`
    ("studies" -> ("lower", 3, "y")). Rules are counted over word types per
-   (XPOS, case pattern of the form, last k letters of the lowercased form) for
+   (tags, case pattern of the form, last k letters of the lowercased form) for
    k = cut..MAX_SUFFIX (a suffix holds what its rule cuts); the longest suffix
    seen at least `min_count` times gives its most frequent rule. With a
    `dictionary` (the tagger's WordNet lemma lists), the longest suffix whose
@@ -26,7 +28,7 @@ from collections.abc import Sequence
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2       # 2: keyed on (UPOS, XPOS); 1: on XPOS alone
 MAX_SUFFIX = 6
 _WORDNET_POS = {"NOUN": "noun", "VERB": "verb", "AUX": "verb", "ADJ": "adj", "ADV": "adv"}
 
@@ -64,14 +66,20 @@ def fallback(form: str, upos: str) -> str:
     return form.lower()
 
 
+def tags_key(upos: str, xpos: str, by_upos: bool = True) -> str:
+    """The tags a word's lexicon entries and rules are kept under."""
+    return f"{upos}|{xpos}" if by_upos else xpos
+
+
 class Lemmatizer:
     def __init__(self, exact: dict[str, str] | None = None, lower: dict[str, str] | None = None,
                  rules: dict[str, list] | None = None, min_count: int = 2,
-                 dictionary=None):
-        self.exact = exact or {}  # "form\txpos" -> lemma
-        self.lower = lower or {}  # "lowercased form\txpos" -> lemma
-        self.rules = rules or {}  # "xpos\tsuffix" -> [case, cut, add]
+                 dictionary=None, by_upos: bool = True):
+        self.exact = exact or {}  # "form\ttags" -> lemma
+        self.lower = lower or {}  # "lowercased form\ttags" -> lemma
+        self.rules = rules or {}  # "tags\tcase\tsuffix" -> [case, cut, add]
         self.min_count = min_count
+        self.by_upos = by_upos    # tags: (UPOS, XPOS); False in format 1 (XPOS)
         # optional `WordClasses`: among the rules of an unseen word's suffixes, longest
         # first, the first whose output WordNet lists for the word's UPOS wins
         self.dictionary = dictionary
@@ -82,21 +90,21 @@ class Lemmatizer:
         """sentences of (form, upos, xpos, lemma, ...) tuples."""
         exact: dict[str, Counter] = defaultdict(Counter)
         lower: dict[str, Counter] = defaultdict(Counter)
-        types: Counter[tuple[str, str, str]] = Counter()
+        types: Counter[tuple[str, str, str]] = Counter()   # in order of first occurrence
         for s in sentences:
             for w in s:
-                form, _, xpos, lemma = w[0], w[1], w[2], w[3]
-                exact[f"{form}\t{xpos}"][lemma] += 1
-                lower[f"{form.lower()}\t{xpos}"][lemma] += 1
-                types[(form, xpos, lemma)] += 1
+                form, tags, lemma = w[0], tags_key(w[1], w[2]), w[3]
+                exact[f"{form}\t{tags}"][lemma] += 1
+                lower[f"{form.lower()}\t{tags}"][lemma] += 1
+                types[(form, tags, lemma)] += 1
         rules: dict[str, Counter] = defaultdict(Counter)
-        for (form, xpos, lemma) in types:  # types, not tokens: rules for unseen words
+        for (form, tags, lemma) in types:  # types, not tokens: rules for unseen words
             rule = edit_rule(form, lemma)
             low = form.lower()
             # only under suffixes that contain what the rule cuts: a rewrite of the
             # whole word ("better" -> "good", "Dec." -> "December") is no suffix rule
             for k in range(min(rule[1], len(low)), min(MAX_SUFFIX, len(low)) + 1):
-                rules[f"{xpos}\t{case_class(form)}\t{low[len(low) - k:]}"][rule] += 1
+                rules[f"{tags}\t{case_class(form)}\t{low[len(low) - k:]}"][rule] += 1
         best_rules = {key: list(c.most_common(1)[0][0]) for key, c in rules.items()
                       if sum(c.values()) >= min_count}
         model = cls({k: c.most_common(1)[0][0] for k, c in exact.items()},
@@ -105,17 +113,18 @@ class Lemmatizer:
         return model
 
     def lemma(self, form: str, upos: str, xpos: str) -> str:
-        hit = self.exact.get(f"{form}\t{xpos}")
+        tags = tags_key(upos, xpos, self.by_upos)
+        hit = self.exact.get(f"{form}\t{tags}")
         if hit is not None:
             return hit
         low = form.lower()
-        hit = self.lower.get(f"{low}\t{xpos}")
+        hit = self.lower.get(f"{low}\t{tags}")
         if hit is not None:
             return hit
         first = None
         pos = _WORDNET_POS.get(upos) if self.dictionary is not None else None
         for k in range(min(MAX_SUFFIX, len(low)), -1, -1):
-            rule = self.rules.get(f"{xpos}\t{case_class(form)}\t{low[len(low) - k:]}")
+            rule = self.rules.get(f"{tags}\t{case_class(form)}\t{low[len(low) - k:]}")
             if rule is None:
                 continue
             out = apply_rule(form, rule)
@@ -133,7 +142,8 @@ class Lemmatizer:
 
     def save(self, directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
-        data = {"format_version": FORMAT_VERSION, "max_suffix": MAX_SUFFIX,
+        data = {"format_version": FORMAT_VERSION if self.by_upos else 1,
+                "max_suffix": MAX_SUFFIX,
                 "min_count": self.min_count, "exact": self.exact, "lower": self.lower,
                 "rules": self.rules}
         with open(os.path.join(directory, "lemmatizer.json"), "w", encoding="utf-8") as f:
@@ -144,6 +154,8 @@ class Lemmatizer:
         """dictionary: the tagger's `WordClasses`, if it has any (see `lemma`)."""
         with open(os.path.join(directory, "lemmatizer.json"), encoding="utf-8") as f:
             d = json.load(f)
-        if d.get("format_version") != FORMAT_VERSION or d.get("max_suffix") != MAX_SUFFIX:
-            raise ValueError(f"lemmatizer format {d.get('format_version')} != {FORMAT_VERSION}")
-        return cls(d["exact"], d["lower"], d["rules"], d["min_count"], dictionary)
+        version = d.get("format_version")
+        if version not in (1, FORMAT_VERSION) or d.get("max_suffix") != MAX_SUFFIX:
+            raise ValueError(f"lemmatizer format {version} != {FORMAT_VERSION}")
+        return cls(d["exact"], d["lower"], d["rules"], d["min_count"], dictionary,
+                   by_upos=version >= 2)

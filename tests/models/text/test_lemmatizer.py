@@ -74,7 +74,8 @@ def test_a_dictionary_picks_the_suffix_rule_that_gives_a_lemma():
 
     train = [[("xvoked", "VERB", "VBD", "xvok"), ("yvoked", "VERB", "VBD", "yvok"),
               ("baked", "VERB", "VBD", "bake"), ("faked", "VERB", "VBD", "fake"),
-              ("raked", "VERB", "VBD", "rake")]]
+              ("raked", "VERB", "VBD", "rake"),
+              ("Xvoked", "PROPN", "VBD", "Xvok"), ("Yvoked", "PROPN", "VBD", "Yvok")]]
     lem = Lemmatizer.train(train, min_count=2)
     assert lem.lemma("provoked", "VERB", "VBD") == "provok"
     lem.dictionary = WordClasses.build({}, {"verb": ["provoke"]}, {}, {})
@@ -82,7 +83,7 @@ def test_a_dictionary_picks_the_suffix_rule_that_gives_a_lemma():
     # no candidate is a lemma: the longest suffix's rule, as without a dictionary
     assert lem.lemma("zvoked", "VERB", "VBD") == "zvok"
     # the dictionary only speaks for the parts of speech WordNet has
-    assert lem.lemma("provoked", "PROPN", "VBD") == "provok"
+    assert lem.lemma("Provoked", "PROPN", "VBD") == "Provok"
 
 
 def test_shipped_lemmatizer_uses_the_taggers_word_classes():
@@ -91,3 +92,42 @@ def test_shipped_lemmatizer_uses_the_taggers_word_classes():
     pipe = Pipeline.load("en_ewt")
     assert pipe.lemmatizer.dictionary is pipe.tagger.word_classes is not None
     assert pipe.lemmatizer.lemma("hassled", "VERB", "VBD") == "hassle"
+
+
+def test_without_xpos_the_rules_follow_upos():
+    """A treebank without XPOS (hu_szeged) still lemmatizes by part of speech: the
+    same ending takes a noun's rule or a verb's."""
+    train = [[("houses", "NOUN", "_", "house"), ("roses", "NOUN", "_", "rose"),
+              ("horses", "NOUN", "_", "horse"),
+              ("fixes", "VERB", "_", "fix"), ("mixes", "VERB", "_", "mix"),
+              ("waxes", "VERB", "_", "wax")]]
+    lem = Lemmatizer.train(train, min_count=2)
+    assert lem.lemma("vases", "NOUN", "_") == "vase"
+    assert lem.lemma("taxes", "VERB", "_") == "tax"
+
+
+def test_a_format_1_file_still_lemmatizes_by_xpos(tmp_path):
+    """Models built before the lemmatizer keyed on UPOS as well keep their lemmas."""
+    import json
+
+    (tmp_path / "lemmatizer.json").write_text(json.dumps({
+        "format_version": 1, "max_suffix": 6, "min_count": 2,
+        "exact": {"went\tVBD": "go"}, "lower": {"went\tVBD": "go"},
+        "rules": {"VBD\tl\ted": ["lower", 2, ""]}}))
+    lem = Lemmatizer.load(str(tmp_path))
+    assert lem.lemma("went", "VERB", "VBD") == "go"
+    assert lem.lemma("jumped", "NOUN", "VBD") == "jump"     # the XPOS alone decides
+    assert lem.lemma("jumped", "VERB", "VBN") == "jumped"
+    lem.save(str(tmp_path))                                   # and saved, stays format 1
+    assert json.loads((tmp_path / "lemmatizer.json").read_text())["format_version"] == 1
+    assert Lemmatizer.load(str(tmp_path)).lemma("jumped", "NOUN", "VBD") == "jump"
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_tied_rules_break_by_first_occurrence(order):
+    """Two rules as frequent as each other: the one seen first wins, in every run
+    (not by the hash order of a set)."""
+    a = [("xala", "NOUN", "N", "xal"), ("yala", "NOUN", "N", "yal")]        # "a" -> ""
+    b = [("zola", "NOUN", "N", "zolum"), ("wola", "NOUN", "N", "wolum")]    # "a" -> "um"
+    lem = Lemmatizer.train([(a + b)[::order]], min_count=2)
+    assert lem.lemma("qula", "NOUN", "N") == ("qul" if order == 1 else "qulum")
