@@ -1,6 +1,6 @@
 """Calibration of a built model on its development set: how the pipeline mixes its parts.
 
-Four settings of `pipeline.json`, each chosen by its figure on dev with the
+Five settings of `pipeline.json`, each chosen by its figure on dev with the
 model's own tags: `tag_weight`, the divisor of the analyser's tag log-probabilities
 in the accurate tagger (best UPOS + XPOS accuracy); `arc_weight`, the weight of the
 analyser's arc scores in the graph decoders when a request leaves `neural` unset,
@@ -8,8 +8,11 @@ and `label_mix`, the share of the graph labeler's scores beside the analyser's
 relation log-probabilities (null: the graph labeler alone), both by the best UAS +
 LAS of greedy at its default budget; and whether the parser re-tags hesitant words
 (`tag_flips`), by UAS + LAS + UPOS: tuned with the linear tagger, it can cost the
-accurate one more tags than it wins arcs. A treebank the graph model learns well gets a
-small arc weight; a small one, where the linear model has seen little, a large one.
+accurate one more tags than it wins arcs; and where FEATS come from when the analyser
+ran (`feats_from`): its own, or the front-end's guesser over the accurate tags, which
+knows endings and wins on some agglutinative treebanks. A treebank the graph model
+learns well gets a small arc weight; a small one, where the linear model has seen
+little, a large one.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from models.components import load_components
 from models.conllu import read_conllu
 from models.neural.tagger import AnalyserTagger
 from models.parse_policy import parse_tagged, relations
+from models.pipeline_config import ANALYSER, GUESSER
 from models.progress import progress_bar
 from models.tagging import ACCURATE, Tagging
 
@@ -134,13 +138,19 @@ def calibrate(model_dir: Path, dev_path: Path) -> dict:
             converge = n
             break
     logger.info("calibration: greedy converge %s", converge or "default")
+    feats_right = _feats_right(c, dev, forms, tags)
+    feats_from = GUESSER if feats_right[GUESSER] > feats_right[ANALYSER] else ANALYSER
+    logger.info("calibration: FEATS from the %s (words right: analyser %d, guesser %d)",
+                feats_from, feats_right[ANALYSER], feats_right[GUESSER])
     return {"tag_weight": tag_weight, "arc_weight": w, "label_mix": m,
-            "tag_flips": {"flips": flips},
+            "tag_flips": {"flips": flips}, "feats_from": feats_from,
             "decoder_defaults": {"greedy": {"converge": converge}} if converge else {},
             "calibration": {"dev_words": words,
                             "tags": {f"{k:g}": v for k, v in tag_table.items()},
                             "greedy_uas_las": table,
                             "greedy_converge_uas_las": by_converge,
+                            "feats": {k: round(100 * v / words, 2)
+                                      for k, v in feats_right.items()},
                             "retagging_uas_las_upos": {
                                 "on": [round(100 * x / words, 2) for x in with_flips],
                                 "off": [round(100 * x / words, 2) for x in without]}}}
@@ -168,3 +178,19 @@ def _parsed(c, dev, forms, tags, w: float, budget: dict) -> list[int]:
             rels = np.array(d.deprels) == np.array([x.deprel for x in s.words])
             out += (ok.sum(), (ok & rels).sum())
     return [int(x) for x in out]
+
+
+def _feats_right(c, dev, forms, tags) -> dict[str, int]:
+    """Words whose FEATS are right, by the analyser and by the front-end's guesser over
+    the same tags (before the guesser's agreement with parsed subjects)."""
+    right = {ANALYSER: 0, GUESSER: 0}
+    for k in range(0, len(dev), CHUNK):
+        analyses = c.analyser.analyze_batch(forms[k:k + CHUNK])
+        for s, f, (up, xp, _), a in zip(dev[k:k + CHUNK], forms[k:k + CHUNK],
+                                        tags[k:k + CHUNK], analyses):
+            gold = [w.feats for w in s.words]
+            own = [c.analyser.vocab.feats[i] for i in a.feats_logp.argmax(1)]
+            right[ANALYSER] += sum(p == g for p, g in zip(own, gold))
+            if c.feats is not None:
+                right[GUESSER] += sum(p == g for p, g in zip(c.feats.predict(f, up, xp), gold))
+    return right

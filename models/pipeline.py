@@ -28,6 +28,7 @@ from models.parse_policy import (
     take_analysers,
 )
 from models.parsed import MultiwordToken, ParsedToken, ParsedTree, assemble, mark_tokens
+from models.pipeline_config import GUESSER
 from models.registry import resolve
 from models.tagging import ACCURATE, AUTO, FAST, Tagging
 
@@ -125,7 +126,7 @@ class Pipeline:
         d = parse_tagged(c, forms, upos, xpos, lemmas, decoder, budget,
                          analysed=tagged and tagger == ACCURATE, deadline=deadline)
         feats, agree = d.feats, False
-        if feats is None and c.feats is not None:
+        if (feats is None or c.config.feats_from == GUESSER) and c.feats is not None:
             feats, agree = c.feats.predict(forms, upos, xpos), True
         stats = dict(d.stats)
         stats["seconds"] = time.perf_counter() - t0

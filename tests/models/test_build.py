@@ -29,6 +29,9 @@ def test_the_build_is_complete_and_parses(built_model):
     assert "every 10th training sentence held out" in meta["build"]["dev"]
     assert {"tag_weight", "arc_weight", "label_mix"} <= set(meta)      # calibrated on dev
     assert "0.3/0" in meta["calibration"]["greedy_uas_las"]
+    # FEATS from whichever of the analyser and the front-end's guesser was right more
+    feats = meta["calibration"]["feats"]
+    assert meta["feats_from"] == max(("guesser", "analyser"), key=feats.get)
     # each stage's own record (seconds, peak RSS) stays in build.stages, the settings at
     # the top, not both
     stages = meta["build"]["stages"]
@@ -48,6 +51,29 @@ def test_the_build_is_complete_and_parses(built_model):
             assert heads.count(0) == 1 and all(0 <= h <= len(heads) for h in heads)
     tree = pipe.parse_words(["They", "left", "."], "mst", {"neural": 1.0})
     assert tree.stats["neural"] == 1.0
+
+
+def test_feats_come_from_where_the_model_says(built_model):
+    """`feats_from`: the analyser's own FEATS, or the guesser's over the same tags (and
+    the tags, heads and relations do not change)."""
+    from dataclasses import replace
+
+    from models.pipeline_config import ANALYSER, GUESSER
+
+    pipe = Pipeline.load(built_model)
+    words = ["The", "forces", "killed", "him", "near", "the", "border", "."]
+    got = {}
+    for source in (ANALYSER, GUESSER):
+        pipe.c.config = replace(pipe.c.config, feats_from=source)
+        got[source] = pipe.parse_words(words, tagger=ACCURATE)
+    a, g = (got[s].tokens for s in (ANALYSER, GUESSER))
+    assert [(t.upos, t.head, t.deprel) for t in a] == [(t.upos, t.head, t.deprel) for t in g]
+    up, xp = [t.upos for t in g], [t.xpos for t in g]
+    guessed = pipe.c.feats.predict(words, up, xp)
+    # the guesser's (verbs may then agree with their subject), not the analyser's
+    assert sum(t.feats == f for t, f in zip(g, guessed)) >= len(words) - 2
+    assert [t.feats for t in a] == [pipe.analyser.vocab.feats[i] for i in
+                                    pipe.analyser.analyze(words).feats_logp.argmax(1)]
 
 
 def test_the_cli_parses_text_with_the_built_model(built_model):
@@ -133,6 +159,9 @@ def test_a_missing_part_or_another_format_is_named(built_model, tmp_path):
     meta = json.loads((broken / "pipeline.json").read_text())
     (broken / "pipeline.json").write_text(json.dumps({**meta, "format_version": 7}))
     with pytest.raises(ModelError, match="format version 7"):
+        Pipeline.load(broken)
+    (broken / "pipeline.json").write_text(json.dumps({**meta, "feats_from": "oracle"}))
+    with pytest.raises(ModelError, match="feats_from is 'oracle'"):
         Pipeline.load(broken)
 
 
