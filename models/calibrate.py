@@ -8,11 +8,11 @@ and `label_mix`, the share of the graph labeler's scores beside the analyser's
 relation log-probabilities (null: the graph labeler alone), both by the best UAS +
 LAS of greedy at its default budget; and whether the parser re-tags hesitant words
 (`tag_flips`), by UAS + LAS + UPOS: tuned with the linear tagger, it can cost the
-accurate one more tags than it wins arcs; and where FEATS come from when the analyser
-ran (`feats_from`): its own, or the front-end's guesser over the accurate tags, which
-knows endings and wins on some agglutinative treebanks. A treebank the graph model
-learns well gets a small arc weight; a small one, where the linear model has seen
-little, a large one.
+accurate one more tags than it wins arcs; and below which probability of the
+analyser's FEATS the front-end guesser's stand instead (`feats_min_prob`, by FEATS
+accuracy): the guesser knows endings and wins on some agglutinative treebanks. A
+treebank the graph model learns well gets a small arc weight; a small one, where the
+linear model has seen little, a large one.
 """
 from __future__ import annotations
 
@@ -25,8 +25,7 @@ import numpy as np
 from models.components import load_components
 from models.conllu import read_conllu
 from models.neural.tagger import AnalyserTagger
-from models.parse_policy import parse_tagged, relations
-from models.pipeline_config import ANALYSER, GUESSER
+from models.parse_policy import mix_feats, parse_tagged, relations
 from models.progress import progress_bar
 from models.tagging import ACCURATE, Tagging
 
@@ -35,6 +34,7 @@ logger = logging.getLogger(__name__)
 TAG_WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 ARC_WEIGHTS = (0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 4.0, 10.0)
 LABEL_MIXES = (0.0, 0.02, 0.05, 0.1, 0.2, 0.5, None)     # None: the graph labeler alone
+FEATS_MIN_PROBS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 1.01)   # 1.01: the guesser's alone
 CONVERGE = (5, 10)             # greedy's `converge` tried below its default
 CONVERGE_TOLERANCE = 0.05      # points of UAS + LAS a faster default may cost
 CHUNK = 64                     # sentences analysed as one batch
@@ -139,17 +139,18 @@ def calibrate(model_dir: Path, dev_path: Path) -> dict:
             break
     logger.info("calibration: greedy converge %s", converge or "default")
     feats_right = _feats_right(c, dev, forms, tags)
-    feats_from = GUESSER if feats_right[GUESSER] > feats_right[ANALYSER] else ANALYSER
-    logger.info("calibration: FEATS from the %s (words right: analyser %d, guesser %d)",
-                feats_from, feats_right[ANALYSER], feats_right[GUESSER])
+    feats_min_prob = max(feats_right, key=lambda t: (feats_right[t], -t))
+    logger.info("calibration: the analyser's FEATS from probability %g, the guesser's "
+                "below (%.2f%% right; %.2f%% with the analyser's alone)", feats_min_prob,
+                100 * feats_right[feats_min_prob] / words, 100 * feats_right[0.0] / words)
     return {"tag_weight": tag_weight, "arc_weight": w, "label_mix": m,
-            "tag_flips": {"flips": flips}, "feats_from": feats_from,
+            "tag_flips": {"flips": flips}, "feats_min_prob": feats_min_prob,
             "decoder_defaults": {"greedy": {"converge": converge}} if converge else {},
             "calibration": {"dev_words": words,
                             "tags": {f"{k:g}": v for k, v in tag_table.items()},
                             "greedy_uas_las": table,
                             "greedy_converge_uas_las": by_converge,
-                            "feats": {k: round(100 * v / words, 2)
+                            "feats": {f"{k:g}": round(100 * v / words, 2)
                                       for k, v in feats_right.items()},
                             "retagging_uas_las_upos": {
                                 "on": [round(100 * x / words, 2) for x in with_flips],
@@ -180,17 +181,19 @@ def _parsed(c, dev, forms, tags, w: float, budget: dict) -> list[int]:
     return [int(x) for x in out]
 
 
-def _feats_right(c, dev, forms, tags) -> dict[str, int]:
-    """Words whose FEATS are right, by the analyser and by the front-end's guesser over
-    the same tags (before the guesser's agreement with parsed subjects)."""
-    right = {ANALYSER: 0, GUESSER: 0}
+def _feats_right(c, dev, forms, tags) -> dict[float, int]:
+    """Words whose FEATS are right for each `feats_min_prob` of FEATS_MIN_PROBS: the
+    analyser's where it gives them that probability, else the front-end guesser's over
+    the same tags (0 alone without a guesser)."""
+    right = dict.fromkeys(FEATS_MIN_PROBS if c.feats is not None else (0.0,), 0)
     for k in range(0, len(dev), CHUNK):
         analyses = c.analyser.analyze_batch(forms[k:k + CHUNK])
         for s, f, (up, xp, _), a in zip(dev[k:k + CHUNK], forms[k:k + CHUNK],
                                         tags[k:k + CHUNK], analyses):
             gold = [w.feats for w in s.words]
             own = [c.analyser.vocab.feats[i] for i in a.feats_logp.argmax(1)]
-            right[ANALYSER] += sum(p == g for p, g in zip(own, gold))
-            if c.feats is not None:
-                right[GUESSER] += sum(p == g for p, g in zip(c.feats.predict(f, up, xp), gold))
+            prob = np.exp(a.feats_logp.max(1))
+            guess = c.feats.predict(f, up, xp) if c.feats is not None else own
+            for t in right:
+                right[t] += sum(p == g for p, g in zip(mix_feats(own, prob, guess, t), gold))
     return right

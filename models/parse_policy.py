@@ -53,6 +53,7 @@ class Decision:
     score: float
     stats: dict[str, Any] = field(default_factory=dict)
     feats: list[str] | None = None  # the analyser's FEATS, when it ran
+    feats_p: np.ndarray | None = None  # and the probability it gives each word's
 
 
 def analysers_field(n: int) -> Field:
@@ -212,7 +213,15 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
                 graph = c.graph.label_scores(enc, np.array([-1] + list(d.heads)))
             d.deprels = relations(c, analysis, d.heads, graph, c.config.label_mix)
         d.feats = [c.analyser.vocab.feats[i] for i in analysis.feats_logp.argmax(1)]
+        d.feats_p = np.exp(analysis.feats_logp.max(1))
     return d
+
+
+def mix_feats(own: Sequence[str], prob: Sequence[float], guessed: Sequence[str],
+              min_prob: float) -> list[str]:
+    """Each word's FEATS: the analyser's (`own`) where it gives them at least `min_prob`,
+    the front-end guesser's below (calibration's `feats_min_prob`)."""
+    return [o if p >= min_prob else g for o, p, g in zip(own, prob, guessed, strict=True)]
 
 
 def relations(c: Components, analysis, heads: Sequence[int], graph: np.ndarray | None = None,

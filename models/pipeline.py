@@ -24,11 +24,11 @@ from models.parse_policy import (
     ahead_windows,
     analyze_ahead,
     decoders,
+    mix_feats,
     parse_tagged,
     take_analysers,
 )
 from models.parsed import MultiwordToken, ParsedToken, ParsedTree, assemble, mark_tokens
-from models.pipeline_config import GUESSER
 from models.registry import resolve
 from models.tagging import ACCURATE, AUTO, FAST, Tagging
 
@@ -126,8 +126,11 @@ class Pipeline:
         d = parse_tagged(c, forms, upos, xpos, lemmas, decoder, budget,
                          analysed=tagged and tagger == ACCURATE, deadline=deadline)
         feats, agree = d.feats, False
-        if (feats is None or c.config.feats_from == GUESSER) and c.feats is not None:
+        if feats is None and c.feats is not None:
             feats, agree = c.feats.predict(forms, upos, xpos), True
+        elif feats is not None and c.feats is not None and c.config.feats_min_prob > 0:
+            feats = mix_feats(feats, d.feats_p, c.feats.predict(forms, upos, xpos),
+                              c.config.feats_min_prob)
         stats = dict(d.stats)
         stats["seconds"] = time.perf_counter() - t0
         stats["seconds_per_token"] = stats["seconds"] / len(forms)

@@ -19,7 +19,6 @@ from models.errors import ModelError
 
 FORMAT_VERSION = 2
 PARTS = ("graph", "frontend", "neural", "transition")
-ANALYSER, GUESSER = "analyser", "guesser"      # where FEATS come from (`feats_from`)
 
 
 @dataclass(frozen=True)
@@ -54,9 +53,10 @@ class PipelineConfig:
     # labeler's scores (0: the analyser's alone); None: the graph labeler's alone
     label_mix: float | None = 0.0
     tag_flips: TagFlips = field(default_factory=TagFlips)
-    # FEATS when the analyser ran: its own ("analyser") or the front-end's guesser
-    # over the tags ("guesser"), whichever calibration found better on dev
-    feats_from: str = ANALYSER
+    # FEATS when the analyser ran: its own where it gives them at least this
+    # probability, the front-end guesser's over the same tags below it (0: always the
+    # analyser's; above 1: always the guesser's); calibrated on dev
+    feats_min_prob: float = 0.0
     # the model's own budget defaults, over the decoders' (e.g. a smaller greedy
     # `converge` where the analyser's scores make the search settle sooner)
     decoder_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -86,9 +86,9 @@ class PipelineConfig:
         flips = raw.get("tag_flips", {})
         if "decoders" in flips:
             flips = {**flips, "decoders": tuple(flips["decoders"])}
-        if kw.get("feats_from", ANALYSER) not in (ANALYSER, GUESSER):
-            raise ModelError(f"{path}: feats_from is {kw['feats_from']!r}; it must be "
-                             f"{ANALYSER!r} or {GUESSER!r}")
+        if not isinstance(kw.get("feats_min_prob", 0.0), (int, float)):
+            raise ModelError(f"{path}: feats_min_prob is {kw['feats_min_prob']!r}; it "
+                             "must be a number")
         return cls(**kw, tag_flips=TagFlips(**flips),
                    extra={k: v for k, v in raw.items() if k not in known | {"tag_flips"}})
 
