@@ -96,14 +96,15 @@ def test_shipped_lemmatizer_uses_the_taggers_word_classes():
 
 def test_without_xpos_the_rules_follow_upos():
     """A treebank without XPOS (hu_szeged) still lemmatizes by part of speech: the
-    same ending takes a noun's rule or a verb's."""
-    train = [[("houses", "NOUN", "_", "house"), ("roses", "NOUN", "_", "rose"),
-              ("horses", "NOUN", "_", "horse"),
-              ("fixes", "VERB", "_", "fix"), ("mixes", "VERB", "_", "mix"),
-              ("waxes", "VERB", "_", "wax")]]
+    same ending takes a noun's rule or a verb's (keyed on XPOS alone, "_", the two
+    rules tie and one of them wins for both)."""
+    train = [[("abxes", "NOUN", "_", "abxe"), ("cdxes", "NOUN", "_", "cdxe"),
+              ("efxes", "NOUN", "_", "efxe"),
+              ("ghxes", "VERB", "_", "ghx"), ("ijxes", "VERB", "_", "ijx"),
+              ("klxes", "VERB", "_", "klx")]]
     lem = Lemmatizer.train(train, min_count=2)
-    assert lem.lemma("vases", "NOUN", "_") == "vase"
-    assert lem.lemma("taxes", "VERB", "_") == "tax"
+    assert lem.lemma("mnxes", "NOUN", "_") == "mnxe"
+    assert lem.lemma("mnxes", "VERB", "_") == "mnx"
 
 
 def test_a_format_1_file_still_lemmatizes_by_xpos(tmp_path):
