@@ -65,13 +65,10 @@ class FeatsGuesser:
             for n in range(1, min(MAX_SUFFIX, len(low)) + 1):
                 by_sfx[f"{low[-n:]}\t{tags}"][c.most_common(1)[0][0]] += 1
         suffix_best: dict[str, str] = {}
-        for n in range(1, MAX_SUFFIX + 1):
-            for k, c in by_sfx.items():
-                if len(k.split("\t", 1)[0]) != n:
-                    continue
-                best, count = c.most_common(1)[0]
-                if count >= 2 and best != _by_suffix(suffix_best, tag_best, k, n - 1):
-                    suffix_best[k] = best
+        for k, c in sorted(by_sfx.items(), key=lambda kc: kc[0].index("\t")):  # shortest first
+            best, count = c.most_common(1)[0]
+            if count >= 2 and best != _by_suffix(suffix_best, tag_best, k, k.index("\t") - 1):
+                suffix_best[k] = best
         # keep a word entry only where it differs from what its suffixes and tags give
         word_best = {}
         for k, c in by_word.items():
