@@ -25,7 +25,7 @@ import numpy as np
 from models.components import load_components
 from models.conllu import read_conllu
 from models.neural.tagger import AnalyserTagger
-from models.parse_policy import mix_feats, parse_tagged, relations
+from models.parse_policy import analyser_feats, mix_feats, parse_tagged, relations
 from models.progress import progress_bar
 from models.tagging import ACCURATE, Tagging
 
@@ -90,6 +90,7 @@ def calibrate(model_dir: Path, dev_path: Path) -> dict:
     right = {(w, m): np.zeros(2) for w in ARC_WEIGHTS for m in LABEL_MIXES}
     words = 0
     plain_tags: list[tuple] = []           # the tagger's own tags, and the gold UPOS
+    own_feats: list[tuple] = []            # the analyser's FEATS and their probabilities
     upos_right = 0
     bar = progress_bar(len(forms), "calibration", "sent")
     for k in range(0, len(dev), CHUNK):
@@ -102,6 +103,7 @@ def calibrate(model_dir: Path, dev_path: Path) -> dict:
             gr = np.array([w.deprel for w in s.words])
             words += len(f)
             analysis = c.analyser.analyze(f)
+            own_feats.append(analyser_feats(c, analysis))
             enc = c.graph.encode(f, lem, up, xp)
             for w in ARC_WEIGHTS:
                 heads = parse_tagged(c, f, up, xp, lem, "greedy", {"neural": w},
@@ -138,7 +140,7 @@ def calibrate(model_dir: Path, dev_path: Path) -> dict:
             converge = n
             break
     logger.info("calibration: greedy converge %s", converge or "default")
-    feats_right = _feats_right(c, dev, forms, tags)
+    feats_right = _feats_right(c, dev, forms, tags, own_feats)
     feats_min_prob = max(feats_right, key=lambda t: (feats_right[t], -t))
     logger.info("calibration: the analyser's FEATS from probability %g, the guesser's "
                 "below (%.2f%% right; %.2f%% with the analyser's alone)", feats_min_prob,
@@ -181,19 +183,15 @@ def _parsed(c, dev, forms, tags, w: float, budget: dict) -> list[int]:
     return [int(x) for x in out]
 
 
-def _feats_right(c, dev, forms, tags) -> dict[float, int]:
+def _feats_right(c, dev, forms, tags, own_feats) -> dict[float, int]:
     """Words whose FEATS are right for each `feats_min_prob` of FEATS_MIN_PROBS: the
-    analyser's where it gives them that probability, else the front-end guesser's over
-    the same tags (0 alone without a guesser)."""
+    analyser's (`own_feats`: FEATS and probabilities) where it gives them that
+    probability, else the front-end guesser's over the same tags (0 alone without a
+    guesser)."""
     right = dict.fromkeys(FEATS_MIN_PROBS if c.feats is not None else (0.0,), 0)
-    for k in range(0, len(dev), CHUNK):
-        analyses = c.analyser.analyze_batch(forms[k:k + CHUNK])
-        for s, f, (up, xp, _), a in zip(dev[k:k + CHUNK], forms[k:k + CHUNK],
-                                        tags[k:k + CHUNK], analyses):
-            gold = [w.feats for w in s.words]
-            own = [c.analyser.vocab.feats[i] for i in a.feats_logp.argmax(1)]
-            prob = np.exp(a.feats_logp.max(1))
-            guess = c.feats.predict(f, up, xp) if c.feats is not None else own
-            for t in right:
-                right[t] += sum(p == g for p, g in zip(mix_feats(own, prob, guess, t), gold))
+    for s, f, (up, xp, _), (own, prob) in zip(dev, forms, tags, own_feats, strict=True):
+        gold = [w.feats for w in s.words]
+        guess = c.feats.predict(f, up, xp) if c.feats is not None else own
+        for t in right:
+            right[t] += sum(p == g for p, g in zip(mix_feats(own, prob, guess, t), gold))
     return right

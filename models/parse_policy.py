@@ -212,9 +212,14 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
                     enc = c.graph.encode(forms, lemmas, upos, xpos)
                 graph = c.graph.label_scores(enc, np.array([-1] + list(d.heads)))
             d.deprels = relations(c, analysis, d.heads, graph, c.config.label_mix)
-        d.feats = [c.analyser.vocab.feats[i] for i in analysis.feats_logp.argmax(1)]
-        d.feats_p = np.exp(analysis.feats_logp.max(1))
+        d.feats, d.feats_p = analyser_feats(c, analysis)
     return d
+
+
+def analyser_feats(c: Components, analysis) -> tuple[list[str], np.ndarray]:
+    """The analyser's FEATS of each word, and the probability it gives them."""
+    return ([c.analyser.vocab.feats[i] for i in analysis.feats_logp.argmax(1)],
+            np.exp(analysis.feats_logp.max(1)))
 
 
 def mix_feats(own: Sequence[str], prob: Sequence[float], guessed: Sequence[str],
