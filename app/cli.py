@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
+from pathlib import Path
 
 from models.errors import DeptreeError
 from worker.logsafe import configure_logging
@@ -52,7 +54,9 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="model directory to write (resumed if a "
                                                 "build there was interrupted)")
     p.add_argument("--name", default="", help="model name (default: the directory's name)")
-    p.add_argument("--language", default="und", help="language code stored with the model")
+    p.add_argument("--language", default="",
+                   help="language code stored with the model (default: the code of a UD "
+                        "file name such as tr_imst-ud-train.conllu, else 'und')")
     p.add_argument("--vectors", default="", metavar="FILE",
                    help="pretrained word vectors for the neural analyser (word2vec/fastText "
                         "text, .vec/.txt[.gz], or the wink-embeddings npm .tgz); optional")
@@ -79,10 +83,23 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run_build)
 
 
+# a UD release's file name: <language>_<treebank>-ud-<split>.conllu
+UD_FILE = re.compile(r"([a-z]{2,3})_[a-z0-9]+-ud-(?:train|dev|test)\.conllu")
+
+
+def build_language(args: argparse.Namespace) -> str:
+    """`--language`, else the language code of a UD release's training file name (the
+    model's `GET /models` entry then says "tr", not "und"), else 'und'."""
+    if args.language:
+        return args.language
+    m = UD_FILE.fullmatch(Path(args.data).name)
+    return m.group(1) if m else "und"
+
+
 def _run_build(args: argparse.Namespace) -> int:
     from models.build import BuildOptions, build_model
 
-    opts = BuildOptions(name=args.name, language=args.language, vectors=args.vectors,
+    opts = BuildOptions(name=args.name, language=build_language(args), vectors=args.vectors,
                         word_classes=args.word_classes,
                         skip=tuple(s for s in args.skip.split(",") if s), order=args.order,
                         graph_epochs=args.graph_epochs, neural_epochs=args.neural_epochs,

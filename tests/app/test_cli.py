@@ -1,4 +1,5 @@
-"""`deptree parse --tagger`: the command line chooses the tagger as a request does."""
+"""The `deptree` command line: `parse --tagger` chooses the tagger as a request does,
+and `train` takes the model's language from a UD file name."""
 from __future__ import annotations
 
 import json
@@ -111,3 +112,17 @@ def test_neural_flag_sets_the_arc_score_weight(model, pipe):
         t.head for t in want.tokens]
     bad = deptree(*base, "--neural", "20", stdin=line)
     assert bad.returncode == 2 and "neural must be a number in [0, 10]" in bad.stderr
+
+
+@pytest.mark.parametrize(("argv", "language"), [
+    (["--data", "UD_Turkish-IMST/tr_imst-ud-train.conllu"], "tr"),
+    (["--data", "grc_perseus-ud-train.conllu"], "grc"),
+    (["--data", "grc_perseus-ud-train.conllu", "--language", "el"], "el"),
+    (["--data", "../shared/data/tr_imst/train.conllu"], "und"),
+    (["--data", "my_data.conllu"], "und"),
+])
+def test_train_language_from_a_ud_file_name(argv, language):
+    from app.cli import build_language, build_parser
+
+    args = build_parser(["train"]).parse_args(["train", *argv, "--out", "m"])
+    assert build_language(args) == language
