@@ -29,6 +29,7 @@ import numpy as np
 
 from models.components import Components
 from models.decoders import DECODERS, BudgetError, DecoderSpec, Field, find, remaining_budget
+from models.relation_rules import best_relations, breaks_limits, rule_masks
 
 SELECTIONAL = "selectional"  # the transition model's decoder (Choi & McCallum 2013)
 NEURAL = "neural"            # budget field of the graph decoders: weight of the arc scores
@@ -233,7 +234,8 @@ def relations(c: Components, analysis, heads: Sequence[int], graph: np.ndarray |
               mix: float = 0.0) -> list[str]:
     """The most likely relation of each arc by the analyser's log-probabilities plus mix x
     the graph labeler's scores `graph` ([n, graph labels], or None): `root` for the word
-    attached to the root and for no other (as UD requires)."""
+    attached to the root and for no other, and one subject and one object a head at most
+    (as UD requires; `relation_rules`)."""
     labels = c.analyser.labels
     scores = c.analyser.label_logp(analysis, heads).astype(np.float64)
     if graph is not None and mix:
@@ -241,7 +243,9 @@ def relations(c: Components, analysis, heads: Sequence[int], graph: np.ndarray |
         scores = scores + mix * graph[:, graph_columns(c)]
     if "root" in labels:
         scores[:, labels.index("root")] = -np.inf
-    best = scores.argmax(1)
+    best, masks = scores.argmax(1), rule_masks(tuple(labels))
+    if breaks_limits(best, heads, *masks):        # two subjects or objects of one head
+        best = best_relations(scores, heads, *masks)
     return ["root" if h == 0 else labels[b] for h, b in zip(heads, best)]
 
 

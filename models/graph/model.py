@@ -21,6 +21,7 @@ import numpy as np
 from ..decoders import BudgetError, find
 from ..errors import ModelError
 from ..npz import save_npz
+from ..relation_rules import best_relations, breaks_limits, rule_masks
 from ..text.wordclasses import WordClasses
 from .decode_mst import decode_mst
 from .decoders import DECODERS, Decoded, Scorer
@@ -124,10 +125,18 @@ class GraphModel:
                       self.mask, first_order=S1)
 
     def label(self, enc: EncodedSentence, heads: np.ndarray) -> list[str]:
+        """The labeler's relation of each arc of the tree heads (heads[0] = -1), within
+        UD's one subject and one object a head (`relation_rules`)."""
+        root = self.labels.index("root")
         ids = predict_labels(enc.attrs, heads, self.label_weights,
                              np.uint64(self.label_weights.shape[0] - 1), len(self.labels),
-                             self.labels.index("root"))
-        return [self.labels[i] for i in ids[1:]]
+                             root)[1:]
+        masks = rule_masks(tuple(self.labels))
+        if breaks_limits(ids, heads[1:], *masks):    # two subjects or objects of one head
+            scores = self.label_scores(enc, heads)
+            scores[:, root] = -np.inf
+            ids = np.where(heads[1:] == 0, root, best_relations(scores, heads[1:], *masks))
+        return [self.labels[i] for i in ids]
 
     def label_scores(self, enc: EncodedSentence, heads: np.ndarray) -> np.ndarray:
         """float64 [n, labels]: the labeler's score of every relation for each word's
