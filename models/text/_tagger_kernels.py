@@ -188,11 +188,13 @@ def train_epoch(tf_all, tf_start, gold_all, order, static_tmpl, pair_tmpl, W, U,
             gold = gold_all[a + i]
             if pred != gold:
                 errors += 1
-            viol = 0 if gold != 0 else 1
-            for c in range(n_classes):
-                if c != gold and scores[c] > scores[viol]:
-                    viol = c
-            loss = scores[viol] + 1.0 - scores[gold]
+            viol, loss = 0, 0.0
+            if n_classes > 1:              # one class has no violator, nothing to learn
+                viol = 0 if gold != 0 else 1
+                for c in range(n_classes):
+                    if c != gold and scores[c] > scores[viol]:
+                        viol = c
+                loss = scores[viol] + 1.0 - scores[gold]
             if loss > 0.0:
                 tau = loss / (2.0 * (rows.shape[0] + trows.shape[0]))
                 for r in range(rows.shape[0]):

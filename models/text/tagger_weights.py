@@ -24,7 +24,7 @@ def compact_weights(flat: np.ndarray, values: np.ndarray, n_rows: int, n_classes
         raise ValueError("weight indices must be increasing and inside the matrix")
     row = flat // n_classes
     cls = (flat - row * n_classes).astype(np.int16)
-    starts = np.flatnonzero(np.concatenate([[True], row[1:] != row[:-1]]))
+    starts = np.flatnonzero(np.concatenate([[len(row) > 0], row[1:] != row[:-1]]))
     rows = row[starts]
     del row
     counts = np.diff(np.append(starts, len(flat)))

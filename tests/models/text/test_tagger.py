@@ -229,6 +229,26 @@ def test_a_treebank_without_tags_gives_one_class_and_no_doubt(tiny_tuples):
     assert tagger.tag(forms) == (["_"] * len(forms), ["_"] * len(forms))
 
 
+def test_one_class_learns_no_weights_and_compacts(tiny_tuples):
+    """One class has no violator: training once read and wrote a second column that
+    did not exist (numba does not check bounds), so the weights were garbage or none,
+    and a tagger with no weights failed to compact (a flaky build test)."""
+    untagged = [[(w[0], "_", "_") + tuple(w[3:]) for w in s] for s in tiny_tuples]
+    dense = Tagger.train(untagged, epochs=2, seed=0, n_bits=14)
+    assert not dense.W.any()
+    tagger = Tagger.train(untagged, epochs=2, seed=0, n_bits=14, bidirectional=True)
+    assert tagger.W is None and len(tagger.nonzero_weights()[0]) == 0
+    forms = [w[0] for w in tiny_tuples[1]]
+    assert tagger.tag(forms) == (["_"] * len(forms), ["_"] * len(forms))
+
+
+def test_compact_weights_of_no_weights():
+    row_of, Wc, sp_start, sp_cls, sp_val = compact_weights(
+        np.zeros(0, np.int64), np.zeros(0, np.float32), 16, 3)
+    assert (row_of == -1).all() and Wc.shape == (0, 3)
+    assert sp_start.tolist() == [0] and len(sp_cls) == len(sp_val) == 0
+
+
 def test_feature_rows_shrink_for_a_thousand_tag_classes():
     """A tagset of positional XPOS (about a thousand classes) gets fewer hashed rows,
     so that training's two dense matrices stay within `MAX_CELLS` each; the four
