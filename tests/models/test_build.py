@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -302,3 +303,26 @@ def test_the_neural_stage_keeps_what_it_compiled_under_the_build(tmp_path):
         entries.append({p.name: p.stat().st_mtime_ns for p in cache.iterdir()})
     assert entries[0] and entries[1] == entries[0]     # found, not compiled and written again
     assert results[0] == results[1] == pytest.approx(3 * math.tanh(1.0), rel=1e-6)
+
+
+def _write_tunables(path: str) -> None:
+    """A stage process that writes the GLIBC_TUNABLES it started with."""
+    Path(path).write_text(os.environ.get("GLIBC_TUNABLES", "<unset>"))
+
+
+def test_the_neural_stage_process_starts_with_huge_pages_and_the_parent_keeps_its_own(
+        tmp_path, monkeypatch):
+    out = tmp_path / "tunables"
+    for mine, child in [(None, build.HUGE_PAGES),
+                        ("glibc.malloc.arena_max=2",
+                         f"glibc.malloc.arena_max=2:{build.HUGE_PAGES}"),
+                        ("glibc.malloc.hugetlb=0", "glibc.malloc.hugetlb=0")]:
+        if mine is None:
+            monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+        else:
+            monkeypatch.setenv("GLIBC_TUNABLES", mine)
+        build._spawn(_write_tunables, (str(out),), "test", out, tunables=build.HUGE_PAGES)
+        assert out.read_text() == child
+        assert os.environ.get("GLIBC_TUNABLES") == mine
+    build._spawn(_write_tunables, (str(out),), "test", out)
+    assert out.read_text() == "glibc.malloc.hugetlb=0"

@@ -7,13 +7,16 @@ import pytest
 from models.neural.precision import hardware_bf16, resolve
 
 AMX = "flags\t\t: fpu vme sse2 avx512f avx512_bf16 amx_bf16 amx_tile amx_int8\n"
-OLDER = "flags\t\t: fpu vme sse2 avx2 avx512f avx512_bf16\n"
+ZEN4 = "flags\t\t: fpu vme sse2 avx2 avx512f avx512_bf16 avx512_vnni\n"
+OLDER = "flags\t\t: fpu vme sse2 avx2 avx512f avx512_vnni\n"
 
 
 def test_the_cpu_flags_decide(tmp_path):
     (tmp_path / "amx").write_text("processor\t: 0\n" + AMX)
+    (tmp_path / "zen4").write_text("processor\t: 0\n" + ZEN4)
     (tmp_path / "older").write_text("processor\t: 0\n" + OLDER)
     assert hardware_bf16(tmp_path / "amx")
+    assert hardware_bf16(tmp_path / "zen4")
     assert not hardware_bf16(tmp_path / "older")
     assert not hardware_bf16(tmp_path / "missing")
     assert resolve("auto") == ("bf16" if hardware_bf16() else "f32")
