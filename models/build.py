@@ -44,7 +44,7 @@ STATE = "state.json"
 JAX_CACHE = "jax-cache"           # under .build: the neural stage's compiled programs
 # glibc (2.35 on) asks for transparent huge pages for its large blocks in the neural
 # stage's process: XLA maps each training step's buffers afresh, and they fault in
-# 2 MB pages instead of 4 kB ones, 13x fewer faults and a step 1.07x faster
+# 2 MB pages instead of 4 kB ones: 13x fewer faults, a step 1.07-1.1x faster
 # (bench/RESULTS.md, "Huge pages"); an older glibc ignores the setting.
 HUGE_PAGES = "glibc.malloc.hugetlb=1"
 
