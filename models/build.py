@@ -333,10 +333,10 @@ def _tunables(extra: str) -> str | None:
     """GLIBC_TUNABLES with `extra` appended, unless the user's own value names it."""
     import os
 
-    mine = os.environ.get("GLIBC_TUNABLES", "")
-    names = {t.split("=")[0] for t in mine.split(":") if t}
+    mine = [t for t in os.environ.get("GLIBC_TUNABLES", "").split(":") if t]
+    names = {t.split("=")[0] for t in mine}
     add = [t for t in extra.split(":") if t and t.split("=")[0] not in names]
-    return ":".join([t for t in mine.split(":") if t] + add) or None
+    return ":".join(mine + add) or None
 
 
 @contextlib.contextmanager

@@ -90,14 +90,9 @@ def huge_pages(args) -> None:
             info = json.loads(out.stdout.strip().splitlines()[-1])
             seconds[name].append(info["seconds"])
     best = {v: min(x) for v, x in seconds.items()}
-    write_result({"treebank": args.treebank, "batch_shape": info["shape"],
-                  "batches": info["batches"], "rounds": args.rounds,
-                  "machine": platform.processor() or platform.machine(),
-                  "hardware_bf16": hardware_bf16(),
-                  "ms_per_step": {v: [round(1000 * x, 1) for x in s] for v, s in seconds.items()},
-                  "best_ms": {v: round(1000 * x, 1) for v, x in best.items()},
-                  "speedup_vs_f32": {v: round(best["f32"] / x, 3) for v, x in best.items()}},
-                 f"train_step_huge_{args.treebank}.json", args.out)
+    report(args, info["shape"], info["batches"], seconds,
+           {"speedup_vs_f32": {v: round(best["f32"] / x, 3) for v, x in best.items()}},
+           f"train_step_huge_{args.treebank}.json")
 
 
 def precisions(args) -> None:
@@ -112,15 +107,20 @@ def precisions(args) -> None:
     for _ in range(args.rounds):
         for p, step in steps.items():
             seconds[p].append(run_steps(step, params, opt, batches, key))
-    best = {p: min(v) for p, v in seconds.items()}
-    write_result({"treebank": args.treebank, "batch_shape": list(batches[0]["words"].shape),
-                  "batches": len(batches), "rounds": args.rounds,
-                  "machine": platform.processor() or platform.machine(),
+    report(args, list(batches[0]["words"].shape), len(batches), seconds,
+           {"speedup": round(min(seconds["f32"]) / min(seconds["bf16"]), 3)},
+           f"train_step_{args.treebank}.json")
+
+
+def report(args, shape: list[int], n_batches: int, seconds: dict[str, list[float]],
+           speedup: dict, name: str) -> None:
+    """Write the seconds a step of each variant, round by round, the best, and speedup."""
+    write_result({"treebank": args.treebank, "batch_shape": shape, "batches": n_batches,
+                  "rounds": args.rounds, "machine": platform.processor() or platform.machine(),
                   "hardware_bf16": hardware_bf16(),
-                  "ms_per_step": {p: [round(1000 * x, 1) for x in v] for p, v in seconds.items()},
-                  "best_ms": {p: round(1000 * x, 1) for p, x in best.items()},
-                  "speedup": round(best["f32"] / best["bf16"], 3)},
-                 f"train_step_{args.treebank}.json", args.out)
+                  "ms_per_step": {v: [round(1000 * x, 1) for x in s] for v, s in seconds.items()},
+                  "best_ms": {v: round(1000 * min(s), 1) for v, s in seconds.items()},
+                  **speedup}, name, args.out)
 
 
 def main() -> None:
