@@ -78,6 +78,11 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
                         "(default: 10, fewer above 20,000 sentences, 3 at least)")
     p.add_argument("--max-sentences", type=int, default=0, help="train on the first N only")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--precision", choices=("auto", "bf16", "f32"), default="auto",
+                   help="the neural analyser's matrix products in training: bfloat16 "
+                        "operands with float32 sums, or float32; auto: bfloat16 where the "
+                        "CPU has AMX or AVX512-BF16 (faster; see bench/RESULTS.md on "
+                        "accuracy)")
     p.add_argument("--keep-work", action="store_true",
                    help="keep OUT/.build (checkpoints, data splits) when done")
     p.set_defaults(func=_run_build)
@@ -96,17 +101,26 @@ def build_language(args: argparse.Namespace) -> str:
     return m.group(1) if m else "und"
 
 
-def _run_build(args: argparse.Namespace) -> int:
-    from models.build import BuildOptions, build_model
+def build_options(args: argparse.Namespace):
+    """The `BuildOptions` of `deptree train`'s flags. `--precision auto` adds nothing, so
+    a build interrupted before the flag existed resumes with the options it recorded."""
+    from models.build import BuildOptions
 
-    opts = BuildOptions(name=args.name, language=build_language(args), vectors=args.vectors,
+    neural = {} if args.precision == "auto" else {"precision": args.precision}
+    return BuildOptions(name=args.name, language=build_language(args), vectors=args.vectors,
                         word_classes=args.word_classes,
                         skip=tuple(s for s in args.skip.split(",") if s), order=args.order,
                         graph_epochs=args.graph_epochs, neural_epochs=args.neural_epochs,
-                        analysers=args.analysers,
+                        neural=neural, analysers=args.analysers,
                         transition_epochs=args.transition_epochs, jackknife=args.jackknife,
                         max_sentences=args.max_sentences, seed=args.seed,
                         keep_work=args.keep_work)
+
+
+def _run_build(args: argparse.Namespace) -> int:
+    from models.build import build_model
+
+    opts = build_options(args)
     try:
         build_model(args.data, args.dev, args.out, opts)
     except ModuleNotFoundError as exc:       # jax / optax / spacy-lookups-data missing

@@ -126,3 +126,28 @@ def test_train_language_from_a_ud_file_name(argv, language):
 
     args = build_parser(["train"]).parse_args(["train", *argv, "--out", "m"])
     assert build_language(args) == language
+
+
+@pytest.mark.parametrize(("argv", "neural"), [
+    ([], {}),
+    (["--precision", "auto"], {}),
+    (["--precision", "f32"], {"precision": "f32"}),
+    (["--precision", "bf16"], {"precision": "bf16"}),
+])
+def test_train_precision_reaches_the_analysers_config(argv, neural):
+    from app.cli import build_options, build_parser
+    from models.neural.train import NeuralConfig
+
+    args = build_parser(["train"]).parse_args(["train", "--data", "t.conllu", "--out", "m",
+                                               *argv])
+    opts = build_options(args)
+    assert opts.neural == neural
+    assert NeuralConfig(**opts.neural).precision == neural.get("precision", "auto")
+
+
+def test_train_refuses_an_unknown_precision():
+    from app.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser(["train"]).parse_args(["train", "--data", "t.conllu", "--out", "m",
+                                            "--precision", "fp16"])
