@@ -10,9 +10,14 @@ import logging
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from models.errors import DeptreeError
+from models.neural.precision import CHOICES as PRECISIONS
 from worker.logsafe import configure_logging
+
+if TYPE_CHECKING:
+    from models.build import BuildOptions
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +83,7 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
                         "(default: 10, fewer above 20,000 sentences, 3 at least)")
     p.add_argument("--max-sentences", type=int, default=0, help="train on the first N only")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--precision", choices=("auto", "bf16", "f32"), default="auto",
+    p.add_argument("--precision", choices=PRECISIONS, default="auto",
                    help="the neural analyser's matrix products in training: bfloat16 "
                         "operands with float32 sums, or float32; auto: bfloat16 where the "
                         "CPU has AMX or AVX512-BF16 (faster; see bench/RESULTS.md on "
@@ -101,7 +106,7 @@ def build_language(args: argparse.Namespace) -> str:
     return m.group(1) if m else "und"
 
 
-def build_options(args: argparse.Namespace):
+def build_options(args: argparse.Namespace) -> BuildOptions:
     """The `BuildOptions` of `deptree train`'s flags. `--precision auto` adds nothing, so
     a build interrupted before the flag existed resumes with the options it recorded."""
     from models.build import BuildOptions
