@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from models.errors import DeptreeError
+from models.neural.precision import BF16_MIN_WORDS
 from models.neural.precision import CHOICES as PRECISIONS
 from worker.logsafe import configure_logging
 
@@ -86,8 +87,9 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--precision", choices=PRECISIONS, default="auto",
                    help="the neural analyser's matrix products in training: bfloat16 "
                         "operands with float32 sums, or float32; auto: bfloat16 where the "
-                        "CPU has AMX or AVX512-BF16 (faster; see bench/RESULTS.md on "
-                        "accuracy)")
+                        "CPU has AMX or AVX512-BF16 and it trains on "
+                        f"{BF16_MIN_WORDS:,} words or more (faster; smaller treebanks "
+                        "scored lower with it, bench/RESULTS.md)")
     p.add_argument("--keep-work", action="store_true",
                    help="keep OUT/.build (checkpoints, data splits) when done")
     p.set_defaults(func=_run_build)

@@ -58,7 +58,7 @@ class NeuralConfig:
     keep_hidden: float = 0.67
     word_dropout: float = 0.25
     seed: int = 0
-    precision: str = "auto"        # matrix products: 'bf16' (where the CPU has AMX), 'f32'
+    precision: str = "auto"        # matrix products: 'bf16', 'f32'; auto: `precision.resolve`
 
 
 WORDS_SEEN = 12_000_000    # words the neural stage trains on in all, over its analysers
@@ -212,7 +212,8 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     lookup = Lookup(vocab)
     data = Encoded(train, lookup, vectors)
     held = Encoded(dev, lookup, vectors)
-    epochs = cfg.epochs or auto_epochs(sum(len(s) for s in train))
+    n_words = sum(len(s) for s in train)
+    epochs = cfg.epochs or auto_epochs(n_words)
     rng = np.random.default_rng(cfg.seed)
     n_batches = len(data.batches(range(len(data)), cfg.batch_tokens))
     total = epochs * n_batches
@@ -221,7 +222,7 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     key, k0 = jax.random.split(key)
     params = init_params(k0, vocab, cfg, vectors)
     state = opt.init(params)
-    precision = resolve(cfg.precision)
+    precision = resolve(cfg.precision, n_words)
     table = None if vectors is None else vectors.table
     step = make_step(cfg, table, len(vocab.affixes), opt, precision)
     exact = make_forward(table, cfg.layers, len(vocab.affixes))   # float32, as inference

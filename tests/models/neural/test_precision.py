@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from models.neural import precision
 from models.neural.precision import hardware_bf16, resolve
 
 AMX = "flags\t\t: fpu vme sse2 avx512f avx512_bf16 amx_bf16 amx_tile amx_int8\n"
@@ -19,10 +20,16 @@ def test_the_cpu_flags_decide(tmp_path):
     assert hardware_bf16(tmp_path / "zen4")
     assert not hardware_bf16(tmp_path / "older")
     assert not hardware_bf16(tmp_path / "missing")
-    assert resolve("auto") == ("bf16" if hardware_bf16() else "f32")
-    assert resolve("f32") == "f32" and resolve("bf16") == "bf16"
+    assert resolve("f32", 10**6) == "f32" and resolve("bf16", 10) == "bf16"
     with pytest.raises(ValueError, match="precision must be one of"):
-        resolve("fp8")
+        resolve("fp8", 10**6)
+
+
+@pytest.mark.parametrize("hardware", [True, False])
+def test_auto_takes_bfloat16_only_for_a_large_treebank_on_such_a_cpu(monkeypatch, hardware):
+    monkeypatch.setattr(precision, "hardware_bf16", lambda: hardware)
+    assert resolve("auto", precision.BF16_MIN_WORDS) == ("bf16" if hardware else "f32")
+    assert resolve("auto", precision.BF16_MIN_WORDS - 1) == "f32"
 
 
 def test_the_bfloat16_product_and_its_gradient_stay_close_to_float32():
