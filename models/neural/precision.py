@@ -31,8 +31,8 @@ def resolve(setting: str, words: int) -> str:
     `words`. 'auto' takes bfloat16 on such a CPU from BF16_MIN_WORDS words on: en_ewt's
     analyser scored as its float32 twin did, and its build needs the speed to stay
     under an hour. Below, float32: with bfloat16, nl_lassysmall's analysers scored 0.43
-    dev LAS lower over four seeds (0 to 0.73), hu_szeged's 0.33 in one, for a 1.1x
-    faster training (bench/RESULTS.md, "bfloat16 against float32 in four seeds")."""
+    dev LAS lower on average over four seeds (0 to 0.73), hu_szeged's 0.33 in one, for
+    a 1.1x faster training (bench/RESULTS.md, "bfloat16 against float32 in four seeds")."""
     if setting not in CHOICES:
         raise ValueError(f"precision must be one of {', '.join(CHOICES)}, not {setting!r}")
     if setting == "auto":
