@@ -284,6 +284,8 @@ def _child_start() -> None:
     the best part of an hour."""
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # JAX says at INFO, on every machine without one, that it found no TPU library.
+    logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
     _die_with_parent()
 
 
