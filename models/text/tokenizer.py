@@ -4,7 +4,8 @@ own were learned (`lexicon.py`, `multiword.py`, `segmenter.py`, `joiner.py`).
 Pipeline for one text:
 1. whitespace chunks, each scanned by one ordered regex (`_SCAN`): URLs, e-mail
    addresses, file/domain names, numbers with separators (1,000.50, 5:30,
-   11/28/2000, 713-853-3989), letter-dot abbreviations (U.S., e.g.), words with
+   11/28/2000, 713-853-3989), letter-dot abbreviations (U.S., e.g.), dotted names
+   of three or more parts with no known ending (alt.animals.cat), words with
    inner apostrophes, runs of "." "!" "?" "-", then any other single character;
    a combining mark stays with the character before it (text not in NFC: "cafe"
    + U+0301 + "s" is one word, as "cafés" is); for a script written without spaces
@@ -71,6 +72,11 @@ _REST = re.compile(
         r"(?P<phone>(?:\d{1,3}-)?\d{3}-\d{3}-\d{4}|\d{3}-\d{4})",
         r"(?P<number>\d+(?:[.,:/]\d+)+)",
         r"(?P<abbr>(?:[^\W\d_]\.){2,})",
+        # newsgroups, hosts, packages (EWT train keeps all 23 whole); later parts start in
+        # lower case, so "home.Then.It" (no spaces after full stops) is not one; the
+        # first part has no hyphen, so a failed try stops at once ("a-a-a..." stays
+        # linear); at most 9 parts of 31 characters: a token of at most 535
+        r"(?P<dotted>[^\W\d_]\w{1,30}(?:\.(?-i:[a-z])\w{1,30}(?:-\w{1,30})?){2,8})",
         r"(?P<hashtag>#\w+)",
         r"(?P<emoticon>[:;=][-o^']?[)(\]\[dDpP/\\|*]|\^_\^|-_-|<3)",
         r"(?P<word>\w+(?:['’`]\w+)*)",

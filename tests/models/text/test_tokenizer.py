@@ -48,6 +48,10 @@ def test_clitics_split_as_in_ewt(text, expected):
     ("Wait... what?! \"Yes\" (really)", [
         "Wait", "...", "what", "?!", "\"", "Yes", "\"", "(", "really", ")"]),
     ("W. Bush", ["W.", "Bush"]),
+    ("post to alt.animals.dogs.collies.open-forum, or comp.sources.unix.", [
+        "post", "to", "alt.animals.dogs.collies.open-forum", ",", "or", "comp.sources.unix",
+        "."]),
+    ("Go home.Then.It works", ["Go", "home", ".", "Then", ".", "It", "works"]),
 ])
 def test_urls_emails_numbers_abbreviations_kept_whole(text, expected):
     assert forms(text) == expected
