@@ -72,10 +72,10 @@ _REST = re.compile(
         r"(?P<phone>(?:\d{1,3}-)?\d{3}-\d{3}-\d{4}|\d{3}-\d{4})",
         r"(?P<number>\d+(?:[.,:/]\d+)+)",
         r"(?P<abbr>(?:[^\W\d_]\.){2,})",
-        # newsgroups, hosts, packages (EWT train keeps all 23 whole); later parts start in
-        # lower case, so "home.Then.It" (no spaces after full stops) is not one; the
-        # first part has no hyphen, so a failed try stops at once ("a-a-a..." stays
-        # linear); at most 9 parts of 31 characters: a token of at most 535
+        # newsgroups, hosts, packages (EWT train keeps all 23 whole); later parts start
+        # with an ASCII lower-case letter, so "home.Then.It" (no spaces after full
+        # stops) is not one; the first part has no hyphen, so a failed try stops at
+        # once ("a-a-a..." stays linear); at most 9 parts: a token of at most 535
         r"(?P<dotted>[^\W\d_]\w{1,30}(?:\.(?-i:[a-z])\w{1,30}(?:-\w{1,30})?){2,8})",
         r"(?P<hashtag>#\w+)",
         r"(?P<emoticon>[:;=][-o^']?[)(\]\[dDpP/\\|*]|\^_\^|-_-|<3)",
