@@ -15,7 +15,9 @@ Pipeline for one text:
    whose concatenation the treebank keeps whole are merged ("Dr." "e-mail"
    "co-workers"), multiword tokens are split into their words by the learned
    rules of `multiword.py` ("can't" -> "ca" "n't", "gonna" -> "gon" "na", any
-   "...'s" -> "..." "'s"); punctuation the treebank keeps inside words or at their
+   "...'s" -> "..." "'s"), or, for a form the treebank has both ways, by its
+   `multiword_choice.MultiwordChooser` from the tokens around it ("its" -> "it" "s"
+   in "its a shame"); punctuation the treebank keeps inside words or at their
    end stays there (Hungarian "1990-ben", "1996."; `Lexicon.inner`, `.trailing`), and
    words are cut after characters where it cuts them (French "l'" "homme";
    `Lexicon.cut_after`);
@@ -44,6 +46,7 @@ from typing import NamedTuple
 
 from models.text.joiner import SpaceJoiner
 from models.text.lexicon import Lexicon, punctuation_rules, trailing_key
+from models.text.multiword_choice import MultiwordChooser
 from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter
 
@@ -144,11 +147,13 @@ class Tokenizer:
     """Rule-based tokenizer with learned lexicons and a learned sentence splitter."""
 
     def __init__(self, lexicon: Lexicon | None = None, splitter: SentenceSplitter | None = None,
-                 segmenter: WordSegmenter | None = None, joiner: SpaceJoiner | None = None):
+                 segmenter: WordSegmenter | None = None, joiner: SpaceJoiner | None = None,
+                 chooser: MultiwordChooser | None = None):
         self.lexicon = lexicon or Lexicon()
         self.splitter = splitter
         self.segmenter = segmenter          # scripts without spaces (`segmenter.py`)
         self.joiner = joiner                # tokens with spaces inside (`joiner.py`)
+        self.chooser = chooser              # forms split in some contexts only
         self._merge_keys = (self.lexicon.joined | self.lexicon.abbreviations
                             | set(self.lexicon.multiword.full))
 
@@ -161,8 +166,26 @@ class Tokenizer:
         pieces = self.pieces(text)
         if self.joiner is not None:
             pieces = (Token(text[a:b], a, b) for a, b in self.joiner.join(pieces, text))
-        for p in pieces:
-            out.extend(self._split_multiword(p))
+        if self.chooser is None:
+            for p in pieces:
+                out.extend(self._split_multiword(p))
+                if limit is not None and len(out) > limit:
+                    break
+            return _mark_space_after(out, text)
+        ahead: deque[Token] = deque()       # the two pieces after the one being split
+        pieces = iter(pieces)
+        previous: list[str] = []
+        while True:
+            while len(ahead) < 3:
+                p = next(pieces, None)
+                if p is None:
+                    break
+                ahead.append(p)
+            if not ahead:
+                break
+            p = ahead.popleft()
+            out.extend(self._split_multiword(p, previous, [q.form for q in ahead]))
+            previous = [p.form]
             if limit is not None and len(out) > limit:
                 break
         return _mark_space_after(out, text)
@@ -296,11 +319,16 @@ class Tokenizer:
             j += 2
         return j
 
-    def _split_multiword(self, tok: Token) -> list[Token]:
-        """The words of a surface token, by the learned multiword rules."""
+    def _split_multiword(self, tok: Token, before: list[str] | None = None,
+                         after: list[str] | None = None) -> list[Token]:
+        """The words of a surface token, by the learned multiword rules, or by the
+        chooser from the pieces `before` and `after` it for a form that goes both ways."""
         if tok.form.lower() in self.lexicon.joined or any(c.isspace() for c in tok.form):
             return [tok]
-        words = self.lexicon.multiword.split(tok.form)
+        if self.chooser is not None and before is not None and tok.form in self.chooser:
+            words = self.chooser.split(before, tok.form, after or [])
+        else:
+            words = self.lexicon.multiword.split(tok.form)
         if words is None:
             return [tok]
         span = (tok.start, tok.end)
@@ -318,7 +346,8 @@ class Tokenizer:
         self.lexicon.save(os.path.join(directory, "lexicon.json"))
         header = {"format_version": FORMAT_VERSION, "has_splitter": self.splitter is not None,
                   "has_segmenter": self.segmenter is not None,
-                  "has_joiner": self.joiner is not None}
+                  "has_joiner": self.joiner is not None,
+                  "has_multiword_choice": self.chooser is not None}
         with open(os.path.join(directory, "tokenizer.json"), "w", encoding="utf-8") as f:
             json.dump(header, f, indent=1)
         if self.splitter is not None:
@@ -327,6 +356,8 @@ class Tokenizer:
             self.segmenter.save(directory)
         if self.joiner is not None:
             self.joiner.save(directory)
+        if self.chooser is not None:
+            self.chooser.save(directory)
 
     @classmethod
     def load(cls, directory: str) -> Tokenizer:
@@ -338,4 +369,6 @@ class Tokenizer:
         splitter = SentenceSplitter.load(directory) if header["has_splitter"] else None
         segmenter = (WordSegmenter.load(directory) if header.get("has_segmenter") else None)
         joiner = SpaceJoiner.load(directory) if header.get("has_joiner") else None
-        return cls(lexicon, splitter, segmenter, joiner)
+        chooser = (MultiwordChooser.load(directory) if header.get("has_multiword_choice")
+                   else None)
+        return cls(lexicon, splitter, segmenter, joiner, chooser)

@@ -19,6 +19,7 @@ from models.text.feats import FeatsGuesser
 from models.text.joiner import SpaceJoiner
 from models.text.lemmatizer import Lemmatizer
 from models.text.lexicon import learn_lexicon
+from models.text.multiword_choice import MultiwordChooser
 from models.text.scoring import accuracy, span_f1
 from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter, render_document
@@ -84,7 +85,8 @@ def train_tokenizer(sentences: Sequence[Sentence], epochs: int = 10, seed: int =
     aligned = [(s.text, spans) for s in sentences if (spans := s.token_spans()) is not None]
     segmenter = WordSegmenter.train([(text, {a for a, _ in spans}) for text, spans in aligned],
                                     epochs=epochs, seed=seed)
-    tokenizer = Tokenizer(lexicon, segmenter=segmenter)
+    tokenizer = Tokenizer(lexicon, segmenter=segmenter,
+                          chooser=MultiwordChooser.train(sentences, epochs=epochs, seed=seed))
     tokenizer.learn_punctuation(list(sentences))
     tokenizer.joiner = SpaceJoiner.train(
         [(text, list(tokenizer.pieces(text)), spans) for text, spans in aligned],
