@@ -164,6 +164,18 @@ def test_punctuation_kept_in_words_learned_where_the_treebank_keeps_it(tmp_path)
     assert Lexicon.from_json(lex.to_json()) == lex
 
 
+def test_a_handful_of_cases_teach_an_inner_character(tmp_path):
+    """nl_lassysmall keeps "Vlaams/Nederlands" whole 7 times in 1,234 sentences: five
+    cases, all kept, are enough; four are not."""
+    def learned(n):
+        tb = _treebank(tmp_path, [["Het", f"w{i}/z{i}", "is", "."] for i in range(n)])
+        tok = Tokenizer(learn_lexicon(tb))
+        tok.learn_punctuation(tb)
+        return tok
+    assert learned(5).lexicon.inner == {"/"} and learned(4).lexicon.inner == set()
+    assert forms("Vlaams/Nederlands en/of", learned(5)) == ["Vlaams/Nederlands", "en/of"]
+
+
 def test_inner_hyphen_not_learned_where_the_treebank_splits_it(tmp_path):
     """EWT splits about half of its inner hyphens: no general rule, the lexicon's
     forms decide. A character that may end a sentence is never inner, however often the
