@@ -15,9 +15,10 @@ of convention is read from the gold tokenization of the training data:
   Hungarian and Dutch ("élelmiszer-ipari", "1990-ben"), which then holds in words the
   treebank never had. EWT keeps 45% of its inner hyphens and splits the rest: its
   hyphen stays with `joined` and `hyphen_prefixes`.
-- `trailing`: the same for a character between a word and a space, after digits
-  ("d.": the Hungarian ordinal "1996.") or letters ("w-": "élelmiszer- és"); after
-  letters never . ! ?, which end sentences (abbreviations are `abbreviations`).
+- `trailing`: the same for a character between a word and a space, a comma, a
+  semicolon, a colon or a closing bracket, after digits ("d.": the Hungarian ordinal
+  "1996.", "(augusztus 21.)") or letters ("w-": "élelmiszer- és", "hús-, tej- és");
+  after letters never . ! ?, which end sentences (abbreviations are `abbreviations`).
 - `cut_after`: characters inside a word after which the treebank nearly always starts
   a new token, where the scanner keeps the word whole: the apostrophe of French and
   Italian elision ("l'" "homme"); a form in `joined` ("aujourd'hui") stays whole.
@@ -47,7 +48,7 @@ FORMAT_VERSION = 2  # 2: multiword rules (full and suffix) instead of word lengt
 _HAS_WORD = re.compile(r"\w")
 _INNER_PUNCT = re.compile(r"\w[^\w\s]+\w|[^\w\s]\w|\w[^\w\s]")
 _BETWEEN_WORDS = re.compile(r"(?<=\w)[^\w\s](?=\w)")
-_BEFORE_SPACE = re.compile(r"(?<=\w)[^\w\s](?=\s)")
+_BEFORE_SPACE = re.compile(r"(?<=\w)[^\w\s](?=\s|[,;:)\]])")
 INNER_SHARE = 0.9
 # 5, not 10: nl_lassysmall's 1,234 training sentences keep "/" (7 of 7) and "&" (5 of 5)
 # inside words, which 10 missed (dev word F1 98.91 -> 99.03); en_ewt, hu_szeged and
@@ -164,7 +165,7 @@ class PunctuationRules(NamedTuple):
 def punctuation_rules(sentences: list[Sentence],
                       pieces: Callable[[str], Iterable[tuple[int, int]]]) -> PunctuationRules:
     """`inner`, `trailing` and `cut_after` (see `Lexicon`): the punctuation characters
-    between two word characters, and between a word and a space, that the gold tokens
+    between two word characters, and between a word and a space or ,;:)], that the gold tokens
     keep inside one token, and those inside a word after which they start a new one, in
     at least INNER_SHARE of INNER_MIN or more cases each. `pieces` gives the tokenizer's
     spans without these rules: only the cases it cuts count towards keeping, only those

@@ -302,7 +302,8 @@ class Tokenizer:
                 best = self._inner_run(ahead)
             if best == 0 and lex.trailing and len(ahead) > 1 and len(ahead[1].form) == 1 \
                     and _WORD_END.search(first.form) \
-                    and ahead[1].end < len(text) and text[ahead[1].end].isspace() \
+                    and ahead[1].end < len(text) and (text[ahead[1].end].isspace()
+                                                      or text[ahead[1].end] in ",;:)]") \
                     and trailing_key(first.form, ahead[1].form) in lex.trailing:
                 best = 1  # "1996." "élelmiszer-" where the treebank keeps them
             yield Token(text[first.start:ahead[best].end], first.start, ahead[best].end)

@@ -161,6 +161,9 @@ def test_punctuation_kept_in_words_learned_where_the_treebank_keeps_it(tmp_path)
         "Szabolcs-Szatmár-Bereg", "-", "megye"]
     assert forms("A szesz- és 1996. évi", tok) == ["A", "szesz-", "és", "1996.", "évi"]
     assert forms("Ez 1996.", tok) == ["Ez", "1996", "."]      # the text's end: a full stop
+    # before a comma or a closing bracket too ("hús-, tej- és", "(1999. augusztus 21.)")
+    assert forms("A szesz-, a bor- és (augusztus 21.), de", tok) == [
+        "A", "szesz-", ",", "a", "bor-", "és", "(", "augusztus", "21.", ")", ",", "de"]
     assert Lexicon.from_json(lex.to_json()) == lex
 
 
