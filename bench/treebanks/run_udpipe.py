@@ -9,8 +9,13 @@ its own tags (UPOS, XPOS, lemmas, FEATS re-predicted, then parsed).
 parsed from gold tokens, so the tokenizer is never used, and on en_ewt its 100
 epochs over the characters would take hours. Tagger and parser keep their defaults.
 
+`--tokenizer-only` trains the tokenizer alone (tagger and parser `none`, minutes
+instead of the hour its tagger and parser take) into udpipe_tokenizer.model, for
+`raw_text.py`'s comparison of tokens and sentences; it parses nothing.
+
 Writes runs/treebanks/<name>/udpipe.model, udpipe_dev.conllu and
-bench/results/treebanks/udpipe_<name>.json (train seconds, peak RSS, dev UPOS / UAS /
+bench/results/treebanks/udpipe_<name>.json (udpipe_tokenizer.model and
+udpipe_tokenizer_<name>.json with `--tokenizer-only`) (train seconds, peak RSS, dev UPOS / UAS /
 LAS by `deptree evaluate`'s scorer).
 """
 from __future__ import annotations
@@ -39,7 +44,7 @@ def _read(path, fmt):
     return out
 
 
-def main(name: str, tokenizer: str = "") -> int:
+def main(name: str, tokenizer: str = "", only_tokenizer: bool = False) -> int:
     from ufal.udpipe import Model, Pipeline, ProcessingError, Sentences, Trainer
 
     train_path, dev_path = split_files(name)
@@ -52,15 +57,22 @@ def main(name: str, tokenizer: str = "") -> int:
         heldout.push_back(s)
     t0 = time.time()
     err = ProcessingError()
+    rest = "none" if only_tokenizer else Trainer.DEFAULT
     model_bytes = Trainer.train("morphodita_parsito", train, heldout,
-                                tokenizer or Trainer.DEFAULT, Trainer.DEFAULT,
-                                Trainer.DEFAULT, err)
+                                tokenizer or Trainer.DEFAULT, rest, rest, err)
     if err.occurred():
         raise RuntimeError(err.message)
     seconds = time.time() - t0
-    model_path = out / "udpipe.model"
+    model_path = out / ("udpipe_tokenizer.model" if only_tokenizer else "udpipe.model")
     model_path.write_bytes(model_bytes.encode("latin-1") if isinstance(model_bytes, str)
                            else model_bytes)
+    if only_tokenizer:
+        res = {"treebank": name, "train": str(train_path), "heldout": str(dev_path),
+               "model": str(model_path), "train_seconds": round(seconds, 1)}
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / f"udpipe_tokenizer_{name}.json").write_text(json.dumps(res, indent=1) + "\n")
+        sys.stdout.write(json.dumps(res) + "\n")
+        return 0
     model = Model.load(str(model_path))
     pipe = Pipeline(model, "conllu", Pipeline.DEFAULT, Pipeline.DEFAULT, "conllu")
     t1 = time.time()
@@ -86,4 +98,5 @@ def main(name: str, tokenizer: str = "") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], "none" if "--no-tokenizer" in sys.argv[2:] else ""))
+    sys.exit(main(sys.argv[1], "none" if "--no-tokenizer" in sys.argv[2:] else "",
+                  "--tokenizer-only" in sys.argv[2:]))
