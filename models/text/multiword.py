@@ -128,8 +128,10 @@ def _without_redundant(suffixes: dict[str, list[str]]) -> dict[str, list[str]]:
     return out
 
 
-def learn_multiword(sentences: Iterable[Sentence]) -> MultiwordRules:
-    """Full and suffix rules from the gold tokens of `sentences` (see the module doc)."""
+def count_tokens(sentences: Iterable[Sentence]
+                 ) -> tuple[dict[str, Counter[tuple[str, ...]]], Counter[str]]:
+    """Each folded surface form's ways of splitting into words (multiword tokens whose
+    words are all written) and how often it stands as one word, in the gold tokens."""
     splits: dict[str, Counter[tuple[str, ...]]] = defaultdict(Counter)
     plain: Counter[str] = Counter()
     for s in sentences:
@@ -141,6 +143,12 @@ def learn_multiword(sentences: Iterable[Sentence]) -> MultiwordRules:
             words = tuple(fold(w.form) for w in s.words[t.first:t.last + 1])
             if all(w and w != "_" for w in words):
                 splits[key][words] += 1
+    return splits, plain
+
+
+def learn_multiword(sentences: Iterable[Sentence]) -> MultiwordRules:
+    """Full and suffix rules from the gold tokens of `sentences` (see the module doc)."""
+    splits, plain = count_tokens(sentences)
     full = {}
     for key, ways in splits.items():
         words, n = ways.most_common(1)[0]

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from models.text._conllu import Sentence
-from models.text.multiword import MultiwordRules, fold
+from models.text.multiword import MultiwordRules, count_tokens, fold
 from models.text.perceptron import GapExamples, load_model, save_model, train_averaged
 from models.text.shape import char_classes
 
@@ -78,17 +78,7 @@ class MultiwordChooser:
         majority by MIN_WINS tokens in a `folds`-fold cross-validation on them; None if
         there are none."""
         sentences = list(sentences)
-        ways: dict[str, Counter[tuple[str, ...]]] = defaultdict(Counter)
-        plain: Counter[str] = Counter()
-        for s in sentences:
-            for t in s.tokens:
-                key = fold(t.form)
-                if t.first == t.last:
-                    plain[key] += 1
-                else:
-                    words = tuple(fold(w.form) for w in s.words[t.first:t.last + 1])
-                    if all(w and w != "_" for w in words):
-                        ways[key][words] += 1
+        ways, plain = count_tokens(sentences)
         words = {k: list(w.most_common(1)[0][0]) for k, w in ways.items()
                  if sum(w.values()) >= MIN_EACH_WAY and plain[k] >= MIN_EACH_WAY}
         if not words:
