@@ -45,7 +45,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from models.text.joiner import SpaceJoiner
-from models.text.lexicon import Lexicon, punctuation_rules, trailing_key
+from models.text.lexicon import TRAILING_BEFORE, Lexicon, punctuation_rules, trailing_key
 from models.text.multiword_choice import MultiwordChooser
 from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter
@@ -143,6 +143,22 @@ def _mark_space_after(out: list[Token], text: str) -> list[Token]:
     return out
 
 
+def _in_context(pieces: Iterable[Token]) -> Iterator[tuple[Token, list[str], list[str]]]:
+    """Each piece with the form before it and the forms of the two after it (fewer at
+    the text's edges), for `multiword_choice`; read lazily, two pieces ahead."""
+    ahead: deque[Token] = deque()
+    source = iter(pieces)
+    before: list[str] = []
+    while True:
+        while len(ahead) < 3 and (p := next(source, None)) is not None:
+            ahead.append(p)
+        if not ahead:
+            return
+        p = ahead.popleft()
+        yield p, before, [q.form for q in ahead]
+        before = [p.form]
+
+
 class Tokenizer:
     """Rule-based tokenizer with learned lexicons and a learned sentence splitter."""
 
@@ -166,26 +182,10 @@ class Tokenizer:
         pieces = self.pieces(text)
         if self.joiner is not None:
             pieces = (Token(text[a:b], a, b) for a, b in self.joiner.join(pieces, text))
-        if self.chooser is None:
-            for p in pieces:
-                out.extend(self._split_multiword(p))
-                if limit is not None and len(out) > limit:
-                    break
-            return _mark_space_after(out, text)
-        ahead: deque[Token] = deque()       # the two pieces after the one being split
-        pieces = iter(pieces)
-        previous: list[str] = []
-        while True:
-            while len(ahead) < 3:
-                p = next(pieces, None)
-                if p is None:
-                    break
-                ahead.append(p)
-            if not ahead:
-                break
-            p = ahead.popleft()
-            out.extend(self._split_multiword(p, previous, [q.form for q in ahead]))
-            previous = [p.form]
+        placed = (_in_context(pieces) if self.chooser is not None
+                  else ((p, None, None) for p in pieces))
+        for p, before, after in placed:
+            out.extend(self._split_multiword(p, before, after))
             if limit is not None and len(out) > limit:
                 break
         return _mark_space_after(out, text)
@@ -303,7 +303,7 @@ class Tokenizer:
             if best == 0 and lex.trailing and len(ahead) > 1 and len(ahead[1].form) == 1 \
                     and _WORD_END.search(first.form) \
                     and ahead[1].end < len(text) and (text[ahead[1].end].isspace()
-                                                      or text[ahead[1].end] in ",;:)]") \
+                                                      or text[ahead[1].end] in TRAILING_BEFORE) \
                     and trailing_key(first.form, ahead[1].form) in lex.trailing:
                 best = 1  # "1996." "élelmiszer-" where the treebank keeps them
             yield Token(text[first.start:ahead[best].end], first.start, ahead[best].end)
