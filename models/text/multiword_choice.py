@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 MIN_EACH_WAY = 2          # a form is a choice when train has it at least this often each way
-# held-out tokens a form's chooser must get right beyond its majority to be kept: en_ewt's
+# held-out tokens a form's chooser must get right beyond the rules to be kept: en_ewt's
 # "its" wins 23, its other forms at most 2, and tr_imst's "vardı", which wins 2, lost 2
 # of dev's 4 (bench/RESULTS.md, "From raw text against UDPipe 1.4")
 MIN_WINS = 3
@@ -72,11 +72,11 @@ class MultiwordChooser:
         return self._rules.split(form)
 
     @classmethod
-    def train(cls, sentences: Iterable[Sentence], epochs: int = 10, seed: int = 0,
-              folds: int = 5) -> MultiwordChooser | None:
-        """The chooser of the forms `sentences` has both ways where it beats each form's
-        majority by MIN_WINS tokens in a `folds`-fold cross-validation on them; None if
-        there are none."""
+    def train(cls, sentences: Iterable[Sentence], rules: MultiwordRules, epochs: int = 10,
+              seed: int = 0, folds: int = 5) -> MultiwordChooser | None:
+        """The chooser of the forms `sentences` has both ways where it beats `rules`
+        (the treebank's own, which decide every other form) by MIN_WINS tokens in a
+        `folds`-fold cross-validation on them; None if there are none."""
         sentences = list(sentences)
         ways, plain = count_tokens(sentences)
         words = {k: list(w.most_common(1)[0][0]) for k, w in ways.items()
@@ -84,19 +84,19 @@ class MultiwordChooser:
         if not words:
             return None
         chooser = cls(words)
-        cases = [(k % folds, fold(t.form), chooser._example(s, i))
+        cases = [(k % folds, fold(t.form), chooser._example(s, i),
+                  1 if rules.split(t.form) is not None else -1)
                  for k, s in enumerate(sentences) for i, t in enumerate(s.tokens)
                  if fold(t.form) in words]
         wins: Counter[str] = Counter()      # held-out tokens the chooser gets right, less
-        for f in range(folds):              # those the form's majority gets right
+        for f in range(folds):              # those the rules get right
             part = cls(words)
             part.weights = _train(part, [c[2] for c in cases if c[0] != f], epochs, seed)
-            for _, key, (ids, label) in (c for c in cases if c[0] == f):
-                majority = 1 if sum(ways[key].values()) > plain[key] else -1
+            for _, key, (ids, label), by_rules in (c for c in cases if c[0] == f):
                 chosen = 1 if part.weights[ids].sum() > 0 else -1
-                wins[key] += (chosen == label) - (majority == label)
+                wins[key] += (chosen == label) - (by_rules == label)
         kept = {k: w for k, w in words.items() if wins[k] >= MIN_WINS}
-        logger.info("multiword choice: %d of %d forms that go both ways beat their majority"
+        logger.info("multiword choice: %d of %d forms that go both ways beat the rules"
                     " held out: %s", len(kept), len(words), " ".join(sorted(kept)) or "none")
         if not kept:
             return None

@@ -86,7 +86,8 @@ def train_tokenizer(sentences: Sequence[Sentence], epochs: int = 10, seed: int =
     segmenter = WordSegmenter.train([(text, {a for a, _ in spans}) for text, spans in aligned],
                                     epochs=epochs, seed=seed)
     tokenizer = Tokenizer(lexicon, segmenter=segmenter,
-                          chooser=MultiwordChooser.train(sentences, epochs=epochs, seed=seed))
+                          chooser=MultiwordChooser.train(sentences, lexicon.multiword,
+                                                         epochs=epochs, seed=seed))
     tokenizer.learn_punctuation(list(sentences))
     tokenizer.joiner = SpaceJoiner.train(
         [(text, list(tokenizer.pieces(text)), spans) for text, spans in aligned],

@@ -7,6 +7,7 @@ import json
 from test_multiword import treebank
 
 from models.text.lexicon import Lexicon
+from models.text.multiword import learn_multiword
 from models.text.multiword_choice import MultiwordChooser
 from models.text.tokenizer import Token, Tokenizer
 
@@ -27,8 +28,13 @@ def its_treebank(tmp_path):
     return treebank(tmp_path, sents)
 
 
+def trained(sentences):
+    """The chooser as `train_tokenizer` trains it: against the treebank's own rules."""
+    return MultiwordChooser.train(sentences, learn_multiword(sentences))
+
+
 def test_the_chooser_splits_a_form_by_the_words_after_it(tmp_path):
-    chooser = MultiwordChooser.train(its_treebank(tmp_path))
+    chooser = trained(its_treebank(tmp_path))
     assert chooser is not None and chooser.words == {"its": ["it", "s"]}
     assert chooser.split(["I"], "its", ["a", "fine"]) == ["it", "s"]
     assert chooser.split(["like"], "Its", ["not", "bad"]) == ["It", "s"]   # token's casing
@@ -37,7 +43,7 @@ def test_the_chooser_splits_a_form_by_the_words_after_it(tmp_path):
 
 
 def test_the_tokenizer_gives_split_words_the_token_span(tmp_path):
-    tok = Tokenizer(Lexicon(), chooser=MultiwordChooser.train(its_treebank(tmp_path)))
+    tok = Tokenizer(Lexicon(), chooser=trained(its_treebank(tmp_path)))
     assert tok.tokenize_sentence("its a deal, its roof") == [
         Token("it", 0, 2, (0, 3), False), Token("s", 2, 3, (0, 3), True),
         Token("a", 4, 5, None, True), Token("deal", 6, 10, None, False),
@@ -53,16 +59,16 @@ def test_a_form_whose_context_does_not_help_is_left_to_the_rules(tmp_path):
         [("wanna", "wan", "na"), "go"], ["wanna", "go"], ["wanna", "go"],
         [("wanna", "wan", "na"), "eat"], ["wanna", "eat"], ["wanna", "eat"],
         [("wanna", "wan", "na"), "win"], ["wanna", "win"], ["wanna", "win"]])
-    assert MultiwordChooser.train(sents) is None
+    assert trained(sents) is None
 
 
 def test_a_treebank_without_ambiguous_forms_has_no_chooser(tmp_path):
     sents = treebank(tmp_path, [[("don't", "do", "n't"), "go"], ["I", "go"]] * 3)
-    assert MultiwordChooser.train(sents) is None
+    assert trained(sents) is None
 
 
 def test_the_chooser_is_saved_with_the_tokenizer_and_old_directories_load(tmp_path):
-    tok = Tokenizer(Lexicon(), chooser=MultiwordChooser.train(its_treebank(tmp_path)))
+    tok = Tokenizer(Lexicon(), chooser=trained(its_treebank(tmp_path)))
     tok.save(str(tmp_path / "tok"))
     again = Tokenizer.load(str(tmp_path / "tok"))
     for text in ("its a deal", "I like its price", "Its not so bad"):
