@@ -14,9 +14,9 @@ instead of the hour its tagger and parser take) into udpipe_tokenizer.model, for
 `raw_text.py`'s comparison of tokens and sentences; it parses nothing.
 
 Writes runs/treebanks/<name>/udpipe.model, udpipe_dev.conllu and
-bench/results/treebanks/udpipe_<name>.json (udpipe_tokenizer.model and
-udpipe_tokenizer_<name>.json with `--tokenizer-only`) (train seconds, peak RSS, dev UPOS / UAS /
-LAS by `deptree evaluate`'s scorer).
+bench/results/treebanks/udpipe_<name>.json (train seconds, peak RSS, dev UPOS / UAS /
+LAS by `deptree evaluate`'s scorer); with `--tokenizer-only`, udpipe_tokenizer.model
+and udpipe_tokenizer_<name>.json (train seconds).
 """
 from __future__ import annotations
 
