@@ -90,6 +90,10 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
                         "CPU has AMX or AVX512-BF16 and it trains on "
                         f"{BF16_MIN_WORDS:,} words or more (faster; smaller treebanks "
                         "scored lower with it, bench/RESULTS.md)")
+    p.add_argument("--time-budget", type=float, default=60.0, metavar="MINUTES",
+                   help="aim to end the build within this time: the neural analysers train "
+                        "fewer epochs where their first ones show that the rest would not "
+                        "fit (default 60; 0: no limit, every epoch by the treebank's size)")
     p.add_argument("--keep-work", action="store_true",
                    help="keep OUT/.build (checkpoints, data splits) when done")
     p.set_defaults(func=_run_build)
@@ -121,7 +125,7 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
                         neural=neural, analysers=args.analysers,
                         transition_epochs=args.transition_epochs, jackknife=args.jackknife,
                         max_sentences=args.max_sentences, seed=args.seed,
-                        keep_work=args.keep_work)
+                        keep_work=args.keep_work, time_budget=args.time_budget)
 
 
 def _run_build(args: argparse.Namespace) -> int:

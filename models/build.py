@@ -38,6 +38,9 @@ STAGES = ("frontend", "jackknife", "neural", "graph", "transition", "calibrate")
 OPTIONAL = ("neural", "transition")      # stages a model can be built without
 HOLDOUT_EVERY = 10
 ENSEMBLE_WORDS = 100_000       # below it, two analysers by default (`auto_analysers`)
+LATER_SHARE = 1.2              # `neural_seconds`: the later stages' time as a share of the
+LATER_MIN = 300.0              # earlier ones', and at least this many seconds
+ANALYSER_OVERHEAD = 45.0       # seconds an analyser's process spends outside its epochs
 FOLDS = 10                     # jackknife folds up to FOLD_SENTENCES / (FOLDS - 1) sentences
 FOLD_SENTENCES = 180_000       # sentences the fold taggers train on in all, above that
 STATE = "state.json"
@@ -66,6 +69,7 @@ class BuildOptions:
     max_sentences: int = 0         # train on the first N sentences only (0: all)
     seed: int = 0
     keep_work: bool = False        # keep .build/ (checkpoints, splits) after the last stage
+    time_budget: float = 0.0       # minutes the whole build aims at (`neural_seconds`); 0: none
 
 
 @dataclass
@@ -98,6 +102,7 @@ class _Run:
 
 
 STAGE_RECORD = ("seconds", "peak_rss_mb")   # what `finish` adds to a stage's own info
+RESUMABLE_WITH_OTHER = ("time_budget",)      # options a build may be resumed with changed
 
 
 def _peak_rss_mb() -> int:
@@ -117,6 +122,8 @@ def _prepare(train_path: Path, dev_path: Path | None, out: Path, opts: BuildOpti
         raise ModelError(f"no training file {train_path}")
     if dev_path is not None and not dev_path.is_file():
         raise ModelError(f"no development file {dev_path}")
+    if opts.time_budget < 0:
+        raise ModelError(f"--time-budget {opts.time_budget:g}: give minutes, or 0 for none")
     if opts.analysers < 0:
         raise ModelError(f"--analysers {opts.analysers}: give 1 or more, or 0 for the "
                          "default by the treebank's size")
@@ -126,9 +133,10 @@ def _prepare(train_path: Path, dev_path: Path | None, out: Path, opts: BuildOpti
                          f"{', '.join(OPTIONAL)} are optional")
     work = out / ".build"
     work.mkdir(parents=True, exist_ok=True)
+    options = {k: v for k, v in asdict(opts).items() if k not in RESUMABLE_WITH_OTHER}
     key = json.loads(json.dumps({"train": _sha(train_path),
                                  "dev": _sha(dev_path) if dev_path else None,
-                                 "options": asdict(opts) | {"keep_work": None}}))
+                                 "options": options | {"keep_work": None}}))
     state_path = work / STATE
     if state_path.exists():
         state = json.loads(state_path.read_text())
@@ -241,6 +249,22 @@ def auto_analysers(n_words: int) -> int:
     return 2 if n_words < ENSEMBLE_WORDS else 1
 
 
+def neural_seconds(run: _Run, analysers: int) -> float | None:
+    """Seconds each analyser may train (compiling and dev evaluations included) for the
+    build to end within `time_budget` minutes, or None without one. The stages done so
+    far took what they took; the later ones (graph, transition, calibrate) get
+    LATER_SHARE of that time, at least LATER_MIN: measured, they took 0.9x the
+    front-end and jackknife on en_ewt and 104-229 s on the three smaller treebanks
+    (bench/RESULTS.md, "A time budget for the build"). Each analyser's process spends
+    ANALYSER_OVERHEAD outside its epochs (vectors, encoding, saving; 15-30 s measured)."""
+    if not run.options.time_budget:
+        return None
+    before = sum(v["seconds"] for v in run.state.get("done", {}).values())
+    later = max(LATER_MIN, LATER_SHARE * before)
+    left = 60 * run.options.time_budget - before - later
+    return max(0.0, left / analysers - ANALYSER_OVERHEAD)
+
+
 def _neural(run: _Run) -> dict:
     """Each analyser is trained in a process of its own: JAX keeps what it allocated
     (compiled programs, its allocator's arenas) for the life of a process, ~1 GB the
@@ -258,6 +282,10 @@ def _neural(run: _Run) -> dict:
     n_words = sum(len(s.words) for s in read_conllu(run.train))
     n = o.analysers or auto_analysers(n_words)
     epochs = o.neural_epochs or auto_epochs(n_words, n)
+    seconds = neural_seconds(run, n)
+    if seconds is not None:
+        logger.info("time budget of %.0f min: each analyser may train %.0f s", o.time_budget,
+                    seconds)
     done = []
     for k in range(1, n + 1):
         out = run.out / "neural" if k == 1 else run.out / "neural" / f"{MEMBER}{k}"
@@ -267,10 +295,14 @@ def _neural(run: _Run) -> dict:
             logger.info("neural analyser %d of %d (seed %d)", k, n, o.seed + k - 1)
             member = replace(o, seed=o.seed + k - 1, neural_epochs=epochs)
             args = (str(run.train), str(run.dev), str(out), str(work), o.vectors,
-                    asdict(member), str(run.out / "frontend"), str(run.work / JAX_CACHE))
+                    asdict(member), str(run.out / "frontend"), str(run.work / JAX_CACHE),
+                    seconds)
             _run_child(args, out)
         meta = json.loads((out / "analyser.json").read_text(encoding="utf-8"))
-        done.append({"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch")})
+        done.append({"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch"),
+                     "epochs": meta.get("epochs"),
+                     **({"planned_epochs": meta["planned_epochs"]}
+                        if "planned_epochs" in meta else {})})
     return {**done[0], "analysers": n, "members": done[1:]} if n > 1 else done[0]
 
 
@@ -379,8 +411,10 @@ def _use_compilation_cache(directory: str) -> None:
 
 
 def _train_neural(train: str, dev: str, out: str, work: str, vectors_path: str,
-                  options: dict, frontend: str, compiled: str) -> None:
-    """The neural stage's process: train the analyser and save it to out."""
+                  options: dict, frontend: str, compiled: str,
+                  seconds: float | None = None) -> None:
+    """The neural stage's process: train the analyser (within `seconds` of training, if
+    given) and save it to out."""
     _child_start()
     _use_compilation_cache(compiled)
     from models.neural.train import NeuralConfig, train_analyser
@@ -395,7 +429,8 @@ def _train_neural(train: str, dev: str, out: str, work: str, vectors_path: str,
     cfg = NeuralConfig(**{**options["neural"], "epochs": options["neural_epochs"],
                           "seed": options["seed"]})
     analyser = train_analyser(_words(Path(train)), _words(Path(dev)), cfg,
-                              classes=linear.classes, vectors=vectors, checkpoint_dir=work)
+                              classes=linear.classes, vectors=vectors, checkpoint_dir=work,
+                              seconds=seconds)
     analyser.save(out)
 
 

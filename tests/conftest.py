@@ -347,6 +347,7 @@ def slow():
 TINY_TREEBANK = ROOT / "tests" / "models" / "text" / "data" / "tiny.conllu"
 # a complete model in seconds: every stage, one epoch each, small networks
 TINY_BUILD = {"neural_epochs": 1, "graph_epochs": 1, "transition_epochs": 1, "jackknife": 2,
+              "time_budget": 60.0,
               "neural": {"word_dim": 8, "char_dim": 8, "char_filters": 8, "hidden": 16,
                          "arc_dim": 16, "label_dim": 8, "batch_tokens": 256}}
 

@@ -36,7 +36,7 @@ VARIANTS = {"f32": ("f32", None), "f32+huge": ("f32", HUGE_PAGES),
             "bf16+huge": ("bf16", HUGE_PAGES)}
 
 
-def setup(treebank: str, sentences: int, n_batches: int, steps_planned: int):
+def setup(treebank: str, sentences: int, n_batches: int):
     """(config, vocab, params, optimizer, batches of the packed rows' one shape)."""
     jax, _, _ = import_jax()
     train = _words(split_files(treebank)[0])[:sentences]
@@ -44,7 +44,7 @@ def setup(treebank: str, sentences: int, n_batches: int, steps_planned: int):
     vocab = Vocab.build([[(w[0], w[1], w[2], w[3], w[5]) for w in s] for s in train])
     data = B.Encoded(train, Lookup(vocab), None)
     params = init_params(jax.random.PRNGKey(0), vocab, cfg, None)
-    opt = make_optimizer(cfg, steps_planned)           # the build's optimizer
+    opt = make_optimizer(cfg)                          # the build's optimizer
     rng = np.random.default_rng(0)
     arrays = [data.arrays(b, cfg.batch_tokens, rng, cfg.word_dropout)
               for b in data.batches(rng.permutation(len(data)), cfg.batch_tokens)]
@@ -66,8 +66,7 @@ def run_steps(step, params, opt, batches, key) -> float:
 def child(args) -> None:
     """One process of --huge-pages: print the seconds of a step at args.child."""
     jax, _, _ = import_jax()
-    cfg, vocab, params, opt, batches = setup(args.treebank, args.sentences, args.batches,
-                                             args.batches)
+    cfg, vocab, params, opt, batches = setup(args.treebank, args.sentences, args.batches)
     step = make_step(cfg, None, len(vocab.affixes), opt, args.child)
     key = jax.random.PRNGKey(1)
     jax.block_until_ready(step(params, opt.init(params), batches[0], key))   # compile
@@ -97,8 +96,7 @@ def huge_pages(args) -> None:
 
 def precisions(args) -> None:
     jax, _, _ = import_jax()
-    cfg, vocab, params, opt, batches = setup(args.treebank, args.sentences, args.batches,
-                                             args.rounds * args.batches)
+    cfg, vocab, params, opt, batches = setup(args.treebank, args.sentences, args.batches)
     steps = {p: make_step(cfg, None, len(vocab.affixes), opt, p) for p in ("f32", "bf16")}
     key = jax.random.PRNGKey(1)
     for step in steps.values():                        # compile

@@ -12,6 +12,8 @@ learn to lean on their characters as unseen ones must. The epoch with the best
 development LAS (each word's most likely head) is kept, among the epochs evaluated
 (`evaluated`: all of a run of up to 100 epochs, evenly spaced ones of a longer run);
 each of those ends in a checkpoint, so an interrupted run resumes where it stopped.
+Given a budget of seconds, a run measures its epochs and plans fewer where the rest
+would not fit (`affordable_epochs`); its learning rate then decays to 0 sooner.
 """
 from __future__ import annotations
 
@@ -121,49 +123,112 @@ def _unflatten(like, leaves: Sequence[np.ndarray]):
 
 
 class _Checkpoint:
-    """The training state after each epoch (params, optimizer, best params, history)
-    in one npz, written atomically."""
+    """The training state after each epoch (params, optimizer, best params, history,
+    the plan of epochs) in one npz, written atomically. A checkpoint of another
+    `FORMAT` (another optimizer state) is not resumed: the run starts over."""
+
+    FORMAT = 2      # 2: the learning rate in the optimizer's state (`make_optimizer`)
 
     def __init__(self, directory: Path | None):
         self.path = None if directory is None else Path(directory) / "checkpoint-neural.npz"
 
-    def save(self, epoch: int, params, opt_state, best, history: list[dict], key) -> None:
+    def save(self, epoch: int, params, opt_state, best, history: list[dict], key,
+             plan: dict) -> None:
         if self.path is None:
             return
         arrays = {f"p{i}": x for i, x in enumerate(_leaves(params))}
         arrays.update({f"o{i}": x for i, x in enumerate(_leaves(opt_state))})
         arrays.update({f"b{i}": x for i, x in enumerate(_leaves(best))})
         arrays["key"] = np.asarray(key)
-        arrays["meta"] = np.array(json.dumps({"epoch": epoch, "history": history}))
+        arrays["meta"] = np.array(json.dumps({"format": self.FORMAT, "epoch": epoch,
+                                              "history": history, "plan": plan}))
         tmp = self.path.with_suffix(".tmp.npz")
         np.savez(tmp, **arrays)
         tmp.replace(self.path)
 
     def load(self, params, opt_state):
-        """(epoch, params, opt_state, best, history, key) or None."""
+        """(epoch, params, opt_state, best, history, key, plan) or None."""
         if self.path is None or not self.path.exists():
             return None
         d = np.load(self.path)
+        meta = json.loads(str(d["meta"]))
+        if meta.get("format", 1) != self.FORMAT:
+            logger.warning("%s is from another version of the trainer: the neural analyser "
+                           "starts over", self.path)
+            return None
 
         def group(prefix, like):
             n = len(_leaves(like))
             return _unflatten(like, [d[f"{prefix}{i}"] for i in range(n)])
 
-        meta = json.loads(str(d["meta"]))
         logger.info("resuming the neural analyser after epoch %d", meta["epoch"])
         return (meta["epoch"], group("p", params), group("o", opt_state), group("b", params),
-                meta["history"], d["key"])
+                meta["history"], d["key"], meta.get("plan", {}))
 
 
-def make_optimizer(cfg: NeuralConfig, total: int):
-    """Adam (beta2 0.9) on gradients clipped to norm 5, its learning rate warmed up
-    linearly over `warmup_steps` and decayed linearly to 0 at step `total`."""
-    _, _, optax = import_jax()
-    schedule = optax.join_schedules(
-        [optax.linear_schedule(0.0, cfg.learning_rate, cfg.warmup_steps),
-         optax.linear_schedule(cfg.learning_rate, 0.0, max(1, total - cfg.warmup_steps))],
-        [cfg.warmup_steps])
-    return optax.chain(optax.clip_by_global_norm(5.0), optax.adam(schedule, b1=0.9, b2=0.9))
+@dataclass
+class Schedule:
+    """The learning rate of each step: a linear warm-up from 0 to `peak` over `warmup`
+    steps, then a linear decay to 0 at step `total` (optax's `join_schedules` of two
+    `linear_schedule`s, as the analyser trained before it could be shortened).
+    `shorten` moves the end earlier without a jump: the decay starts again from the rate
+    of the step it is called at."""
+
+    peak: float
+    warmup: int
+    total: int
+    start: tuple[int, float] | None = None    # (step, rate) the decay runs from
+
+    def __call__(self, step: int) -> float:
+        if step < self.warmup:
+            return self.peak * step / self.warmup
+        s0, r0 = self.start or (self.warmup, self.peak)
+        return max(0.0, r0 * (self.total - step) / max(1, self.total - s0))
+
+    def shorten(self, step: int, total: int) -> None:
+        if total >= self.total:
+            return
+        if step > self.warmup:
+            self.start = (step, self(step))
+        self.total = total
+
+
+def make_schedule(cfg: NeuralConfig, total: int) -> Schedule:
+    return Schedule(cfg.learning_rate, cfg.warmup_steps, total)
+
+
+def make_optimizer(cfg: NeuralConfig):
+    """Adam (beta2 0.9) on gradients clipped to norm 5. Its learning rate is a value
+    of the optimizer's state, set before each step (`with_rate`) from a `Schedule`
+    that the run may shorten; a new rate costs no compiling."""
+    _, jnp, optax = import_jax()
+    adam = optax.inject_hyperparams(optax.adam, hyperparam_dtype=jnp.float32)(
+        learning_rate=cfg.learning_rate, b1=0.9, b2=0.9)
+    return optax.chain(optax.clip_by_global_norm(5.0), adam)
+
+
+def with_rate(state, rate: float):
+    """The optimizer state of `make_optimizer` with its learning rate set to rate."""
+    _, jnp, _ = import_jax()
+    state[1].hyperparams["learning_rate"] = jnp.asarray(rate, jnp.float32)
+    return state
+
+
+def affordable_epochs(history: Sequence[dict], epochs: int, seconds: float | None) -> int:
+    """The epochs a run can have in all and spend at most `seconds` on training, its
+    compiling and its dev evaluations, judged by the epochs in history: the mean of the
+    last five, plus the dev evaluations' share. Never fewer than one more than done,
+    never more than planned."""
+    done = len(history)
+    if seconds is None or not done or done >= epochs:
+        return epochs
+    spent = sum(r["seconds"] + r.get("compile_seconds", 0) + r.get("dev_seconds", 0)
+                for r in history)
+    recent = history[-5:]
+    per_epoch = (sum(r["seconds"] for r in recent) / len(recent)
+                 + sum(r.get("dev_seconds", 0) for r in history) / done)
+    more = int((seconds - spent) // max(per_epoch, 1e-3))
+    return max(done + 1, min(epochs, done + more))
 
 
 def make_step(cfg: NeuralConfig, table: np.ndarray | None, n_affix: int, opt,
@@ -199,10 +264,13 @@ def make_step(cfg: NeuralConfig, table: np.ndarray | None, n_affix: int, opt,
 def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]],
                    cfg: NeuralConfig | None = None, *, classes=None,
                    vectors: WordVectors | None = None, checkpoint_dir: str | Path | None = None,
-                   progress: Callable[[str], None] | None = None) -> NeuralAnalyser:
+                   progress: Callable[[str], None] | None = None,
+                   seconds: float | None = None) -> NeuralAnalyser:
     """Train on sentences of (form, upos, xpos, feats, head, deprel) words; keep the
     epoch of best LAS on dev (each word's most likely head). `classes` fixes the tag
-    classes (a linear tagger's, to add the two taggers' scores)."""
+    classes (a linear tagger's, to add the two taggers' scores). With `seconds`, the run
+    trains fewer epochs than planned where its epochs show the plan would take longer
+    (`affordable_epochs`), counting those of an interrupted run."""
     jax, jnp, _ = import_jax()
     cfg = cfg or NeuralConfig()
     say = progress or logger.info
@@ -216,8 +284,9 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     epochs = cfg.epochs or auto_epochs(n_words)
     rng = np.random.default_rng(cfg.seed)
     n_batches = len(data.batches(range(len(data)), cfg.batch_tokens))
-    total = epochs * n_batches
-    opt = make_optimizer(cfg, total)
+    planned = epochs
+    schedule = make_schedule(cfg, epochs * n_batches)
+    opt = make_optimizer(cfg)
     key = jax.random.PRNGKey(cfg.seed)
     key, k0 = jax.random.split(key)
     params = init_params(k0, vocab, cfg, vectors)
@@ -254,23 +323,30 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     compiled: set[tuple[int, ...]] = set()
     resumed = _Checkpoint(checkpoint_dir).load(params, state)
     if resumed is not None:
-        start, params, state, best, history, key = resumed
+        start, params, state, best, history, key, plan = resumed
         key = jnp.asarray(key)
         rng = np.random.default_rng([cfg.seed, start])
+        if plan.get("planned") == epochs and plan["epochs"] < epochs:   # shortened before
+            epochs = plan["epochs"]
+            schedule = Schedule(schedule.peak, schedule.warmup, plan["total"],
+                                tuple(plan["start"]) if plan.get("start") else None)
     ckpt = _Checkpoint(checkpoint_dir)
     say(f"neural analyser: {len(train)} sentences, {len(vocab.words)} words, "
         f"{len(vocab.chars)} characters, {len(vocab.classes)} tag classes, "
         f"{len(vocab.labels)} relations; {epochs} epochs of {n_batches} batches; "
-        f"{precision} matrix products")
-    bar = progress_bar(total=total, initial=start * n_batches, desc="neural analyser",
-                       unit="batch")
+        f"{precision} matrix products"
+        + (f"; a budget of {seconds:.0f} s" if seconds is not None else ""))
+    bar = progress_bar(total=epochs * n_batches, initial=start * n_batches,
+                       desc="neural analyser", unit="batch")
     try:
-        for epoch in range(start, epochs):
+        epoch = start
+        while epoch < epochs:
             t0 = time.time()
             losses = []
             batches = data.batches(rng.permutation(len(data)), cfg.batch_tokens)
             compiling = 0.0
-            for b in rng.permutation(len(batches)):
+            for i, b in enumerate(rng.permutation(len(batches))):
+                state = with_rate(state, schedule(epoch * n_batches + i))
                 arrays = data.arrays(batches[b], cfg.batch_tokens, rng, cfg.word_dropout)
                 key, k = jax.random.split(key)
                 shape = arrays["words"].shape
@@ -305,12 +381,26 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
             bar.set_postfix({k: v for k, v in row.items() if k in ("loss", "uas", "las")})
             say(f"neural analyser epoch {epoch + 1}/{epochs}: "
                 + ", ".join(f"{k} {v}" for k, v in row.items() if k != "epoch"))
+            fits = affordable_epochs(history, epochs, seconds)
+            if fits < epochs:
+                say(f"neural analyser: {fits} epochs instead of {epochs}, to train within "
+                    f"{seconds:.0f} s")
+                epochs = fits
+                schedule.shorten((epoch + 1) * n_batches, epochs * n_batches)
+                bar.total = epochs * n_batches
+                bar.refresh()
+                check = check or evaluated(epoch + 1, epochs)
             if check:
-                ckpt.save(epoch + 1, params, state, best, history, key)
+                ckpt.save(epoch + 1, params, state, best, history, key,
+                          {"planned": planned, "epochs": epochs, "total": schedule.total,
+                           "start": schedule.start})
+            epoch += 1
     finally:
         bar.close()
     best_row = max(history, key=lambda r: r.get("las", 0)) if history else {}
     meta = {"config": asdict(cfg), "precision": precision, "epochs": epochs, "history": history,
+            **({"planned_epochs": planned, "budget_seconds": round(seconds)}
+               if seconds is not None else {}),
             "best_epoch": best_row.get("epoch"), "dev": {k: best_row[k] for k in
                                                         ("tags", "uas", "las") if k in best_row}}
     return NeuralAnalyser(vocab, {k: np.asarray(v) for k, v in best.items()}, vectors, meta)

@@ -145,6 +145,16 @@ def test_train_precision_reaches_the_analysers_config(argv, neural):
     assert NeuralConfig(**opts.neural).precision == neural.get("precision", "auto")
 
 
+@pytest.mark.parametrize(("argv", "minutes"), [([], 60.0), (["--time-budget", "0"], 0.0),
+                                              (["--time-budget", "90"], 90.0)])
+def test_train_aims_at_an_hour_unless_told(argv, minutes):
+    from app.cli import build_options, build_parser
+
+    args = build_parser(["train"]).parse_args(["train", "--data", "t.conllu", "--out", "m",
+                                               *argv])
+    assert build_options(args).time_budget == minutes
+
+
 def test_train_refuses_an_unknown_precision():
     from app.cli import build_parser
 

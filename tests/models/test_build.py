@@ -43,6 +43,8 @@ def test_the_build_is_complete_and_parses(built_model):
     assert not (built_model / ".build").exists()          # work files removed when done
     # 40 sentences: two analysers (seeds 0 and 1), averaged
     assert stages["neural"]["analysers"] == 2 and (built_model / "neural" / "member-2").is_dir()
+    # a budget of an hour: each analyser was given seconds and kept its one epoch
+    assert stages["neural"]["planned_epochs"] == stages["neural"]["epochs"] == 1
     pipe = Pipeline.load(built_model)
     assert isinstance(pipe.analyser, AnalyserEnsemble) and len(pipe.analyser.members) == 2
     assert pipe.taggers == ["fast", ACCURATE]
@@ -142,6 +144,8 @@ def test_other_options_do_not_resume_a_build(tmp_path, monkeypatch):
         build_tiny(tmp_path / "m")
     with pytest.raises(ModelError, match="other options"):
         build_tiny(tmp_path / "m", order=2)
+    with pytest.raises(KeyboardInterrupt):                 # resumed: a budget may change
+        build_tiny(tmp_path / "m", time_budget=30.0)
 
 
 def _interrupt(run):
@@ -173,6 +177,8 @@ def test_bad_inputs_are_refused_before_training(tmp_path):
         build.build_model(tmp_path / "none.conllu", None, tmp_path / "m")
     with pytest.raises(ModelError, match="--analysers -1: give 1 or more"):
         build.build_model(TINY_TREEBANK, None, tmp_path / "m", build.BuildOptions(analysers=-1))
+    with pytest.raises(ModelError, match="--time-budget -5: give minutes"):
+        build.build_model(TINY_TREEBANK, None, tmp_path / "m", build.BuildOptions(time_budget=-5))
     with pytest.raises(ModelError, match="only neural, transition are optional"):
         build.build_model(TINY_TREEBANK, None, tmp_path / "m",
                           build.BuildOptions(skip=("graph",)))
@@ -191,6 +197,23 @@ def test_the_models_own_decoder_defaults_apply_and_are_listed(built_model, tmp_p
     assert pipe.parse_words(forms, "greedy").stats["restarts_used"] <= 2
     assert pipe.parse_words(forms, "greedy", {"restarts": 5, "converge": 5}
                             ).stats["restarts_used"] > 2           # a request's budget wins
+
+
+def test_a_time_budget_leaves_the_analysers_what_the_other_stages_do_not_take(tmp_path):
+    """The later stages get 1.2x the earlier ones' time, 300 s at least; each analyser
+    45 s less than its share, for its process's own work."""
+    run = build._Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True,
+                     build.BuildOptions(time_budget=60.0),
+                     {"done": {"split": {"seconds": 0.0}, "frontend": {"seconds": 100.0},
+                               "jackknife": {"seconds": 300.0}}})
+    assert build.neural_seconds(run, 1) == 3600 - 400 - 480 - 45
+    assert build.neural_seconds(run, 2) == (3600 - 400 - 480) / 2 - 45
+    run.state["done"] = {"frontend": {"seconds": 10.0}}
+    assert build.neural_seconds(run, 1) == 3600 - 10 - 300 - 45
+    run.state["done"] = {"frontend": {"seconds": 4000.0}}
+    assert build.neural_seconds(run, 1) == 0.0             # over: one epoch and its decay
+    run.options = build.BuildOptions()
+    assert build.neural_seconds(run, 1) is None
 
 
 def test_treebanks_under_100k_words_get_two_analysers():
