@@ -15,6 +15,8 @@ bootstrapping rounds). A rerun with another train file, or other options, is ref
 rather than mixed. The neural and transition stages run in processes of their own.
 Without a development file a fixed slice of train, every `HOLDOUT_EVERY`-th sentence,
 is held out for model selection and calibration.
+A build aims at `time_budget` minutes: the neural analysers train on what the other
+stages leave them (`neural_seconds`), fewer epochs where theirs would not fit.
 Nothing here parses flags (`app/cli.py` does).
 """
 from __future__ import annotations

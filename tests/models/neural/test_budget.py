@@ -60,16 +60,17 @@ def test_rates_set_in_the_state_update_as_adam_with_the_schedule():
     np.testing.assert_allclose(np.asarray(w_new), np.asarray(w_old), rtol=1e-5, atol=1e-7)
 
 
-def test_shortening_keeps_the_rate_and_ends_at_zero_sooner():
+def test_a_new_plan_keeps_the_rate_and_moves_the_end():
     s = T.Schedule(peak=1.0, warmup=10, total=110)
     before = s(60)
-    s.shorten(60, 80)
+    s.replan(60, 80)
     assert s(60) == pytest.approx(before) and s(70) == pytest.approx(before / 2)
     assert s(80) == 0.0 and s(90) == 0.0
-    s.shorten(70, 200)                                  # never longer
-    assert s.total == 80
-    w = T.Schedule(peak=1.0, warmup=10, total=110)      # shortened in the warm-up
-    w.shorten(5, 30)
+    s.replan(70, 90)                                    # longer again, from the same rate
+    assert s(70) == pytest.approx(before / 2) and s(80) == pytest.approx(before / 4)
+    assert s(90) == 0.0
+    w = T.Schedule(peak=1.0, warmup=10, total=110)      # replanned in the warm-up
+    w.replan(5, 30)
     assert w(5) == pytest.approx(0.5) and w(10) == pytest.approx(1.0) and w(30) == 0.0
 
 
@@ -80,6 +81,10 @@ def test_affordable_epochs_from_the_epochs_so_far():
     assert T.affordable_epochs(hist, 50, 10_000) == 50  # never more than planned
     # 44 s spent, 12 s an epoch: 120 s more buys 10 more epochs
     assert T.affordable_epochs(hist, 50, 164) == 12
+    slow = hist + [{"seconds": 30.0, "dev_seconds": 2.0}]
+    fast = slow + [{"seconds": 1.0, "dev_seconds": 2.0}] * 9
+    assert T.affordable_epochs(slow, 50, 200) == 9      # 76 s spent, 124 more at 18.7 s
+    assert T.affordable_epochs(fast, 50, 200) == 28     # up again: 97 s more at 5.9 s
     assert T.affordable_epochs(hist, 50, 0) == 3        # over budget: one more to decay
     assert T.affordable_epochs([], 50, 0) == 50         # nothing measured yet
     assert T.affordable_epochs(hist, 2, 0) == 2         # done
