@@ -40,7 +40,7 @@ STAGES = ("frontend", "jackknife", "neural", "graph", "transition", "calibrate")
 OPTIONAL = ("neural", "transition")      # stages a model can be built without
 HOLDOUT_EVERY = 10
 ENSEMBLE_WORDS = 100_000       # below it, two analysers by default (`auto_analysers`)
-LATER_SHARE = 1.2              # `neural_seconds`: the later stages' time as a share of the
+LATER_SHARE = 1.0              # `neural_seconds`: the later stages' time as a share of the
 LATER_MIN = 300.0              # earlier ones', and at least this many seconds
 ANALYSER_OVERHEAD = 45.0       # seconds an analyser's process spends outside its epochs
 FOLDS = 10                     # jackknife folds up to FOLD_SENTENCES / (FOLDS - 1) sentences
@@ -255,7 +255,7 @@ def neural_seconds(run: _Run, analysers: int) -> float | None:
     """Seconds each analyser may train (compiling and dev evaluations included) for the
     build to end within `time_budget` minutes, or None without one. The stages done so
     far took what they took; the later ones (graph, transition, calibrate) get
-    LATER_SHARE of that time, at least LATER_MIN: measured, they took 0.9x the
+    LATER_SHARE of that time, at least LATER_MIN: measured, they took 0.89-0.92x the
     front-end and jackknife on en_ewt and 104-229 s on the three smaller treebanks
     (bench/RESULTS.md, "A time budget for the build"). Each analyser's process spends
     ANALYSER_OVERHEAD outside its epochs (vectors, encoding, saving; 15-30 s measured)."""

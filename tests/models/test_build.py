@@ -200,14 +200,14 @@ def test_the_models_own_decoder_defaults_apply_and_are_listed(built_model, tmp_p
 
 
 def test_a_time_budget_leaves_the_analysers_what_the_other_stages_do_not_take(tmp_path):
-    """The later stages get 1.2x the earlier ones' time, 300 s at least; each analyser
+    """The later stages get the earlier ones' time again, 300 s at least; each analyser
     45 s less than its share, for its process's own work."""
     run = build._Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True,
                      build.BuildOptions(time_budget=60.0),
                      {"done": {"split": {"seconds": 0.0}, "frontend": {"seconds": 100.0},
                                "jackknife": {"seconds": 300.0}}})
-    assert build.neural_seconds(run, 1) == 3600 - 400 - 480 - 45
-    assert build.neural_seconds(run, 2) == (3600 - 400 - 480) / 2 - 45
+    assert build.neural_seconds(run, 1) == 3600 - 400 - 400 - 45
+    assert build.neural_seconds(run, 2) == (3600 - 400 - 400) / 2 - 45
     run.state["done"] = {"frontend": {"seconds": 10.0}}
     assert build.neural_seconds(run, 1) == 3600 - 10 - 300 - 45
     run.state["done"] = {"frontend": {"seconds": 4000.0}}
