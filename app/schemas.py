@@ -38,7 +38,7 @@ class ParseRequest(BaseModel):
         None, description="each a raw sentence (tokenized and tagged by the model) or a list "
         "of token strings")
     text: str | None = Field(None, description="a whole document, split into sentences by the "
-                             "model (instead of `sentences`)")
+                             "model, and always at a blank line (instead of `sentences`)")
     model: str | None = Field(None, description="model name (default from settings)")
     decoder: str | None = Field(None, description="greedy, mst, ... (default from settings)")
     tagger: str | None = Field(

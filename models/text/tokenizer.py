@@ -24,7 +24,8 @@ Pipeline for one text:
    where the treebank's tokens contain spaces (Vietnamese "Hà Nội"), its
    `joiner.SpaceJoiner` keeps pieces on either side of a space together;
 3. sentence boundaries from `splitter.SentenceSplitter` (averaged perceptron
-   over every gap between tokens).
+   over every gap between tokens); a blank line always ends a sentence, as it ends
+   a paragraph in UD's raw text (UDPipe reads it so too).
 
 A `Token` is a word. Words of a multiword token carry its span in `mwt` (None for a
 word that is a token of its own) and are substrings of it where they concatenate
@@ -92,6 +93,7 @@ _URL_TRAIL = ".,;:!?)]}'\"”’>"                # cut from the end of a URL or
 _MAX_MERGE = 7
 _WORD_START = re.compile(r"\w")        # matched at a position: a word character there
 _WORD_END = re.compile(r"\w$")
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")     # a paragraph break in the gap between tokens
 
 
 def _is_mark(c: str) -> bool:
@@ -157,6 +159,15 @@ def _in_context(pieces: Iterable[Token]) -> Iterator[tuple[Token, list[str], lis
         p = ahead.popleft()
         yield p, before, [q.form for q in ahead]
         before = [p.form]
+
+
+def paragraph_ends(text: str, tokens: list[Token]) -> set[int]:
+    """Indices i with a blank line between tokens[i] and tokens[i + 1]: a paragraph's
+    end, where a sentence ends whatever the splitter says (the service reads a document
+    as `deptree parse --input text` reads a file)."""
+    return {i for i in range(len(tokens) - 1)
+            if text.count("\n", tokens[i].end, tokens[i + 1].start) > 1
+            and _BLANK_LINE.search(text, tokens[i].end, tokens[i + 1].start)}
 
 
 class Tokenizer:
@@ -230,11 +241,13 @@ class Tokenizer:
         tokens = self.tokenize_sentence(text, limit)
         if not tokens:
             return []
-        if self.splitter is None or (limit is not None and len(tokens) > limit):
+        if limit is not None and len(tokens) > limit:
             return [tokens]
-        ends = [i for i in self.splitter.boundaries(text, tokens)   # never inside a token
-                if i + 1 == len(tokens) or tokens[i].mwt is None
-                or tokens[i + 1].mwt != tokens[i].mwt]
+        learned = (self.splitter.boundaries(text, tokens) if self.splitter is not None
+                   else [len(tokens) - 1])
+        ends = sorted({i for i in learned                           # never inside a token
+                       if i + 1 == len(tokens) or tokens[i].mwt is None
+                       or tokens[i + 1].mwt != tokens[i].mwt} | paragraph_ends(text, tokens))
         sents, begin = [], 0
         for i in ends:
             sents.append(tokens[begin:i + 1])

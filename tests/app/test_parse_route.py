@@ -65,6 +65,10 @@ def test_each_input_form(http):
     assert r.status_code == 200 and len(sents) == 2
     assert sents[0]["text"] == "The dog barked." and all(is_tree(s) for s in sents)
     assert doc[sents[1]["tokens"][0]["start"]:].startswith("It")
+    doc = "love this park\n\n" + unique("this is a great park")   # a paragraph without a stop
+    r = http.post("/parse", json={"text": doc})
+    assert r.status_code == 200
+    assert [s["text"] for s in r.json()["sentences"]] == ["love this park", doc[16:]]
 
 
 def test_conllu_output_by_field_and_by_accept_header(http):

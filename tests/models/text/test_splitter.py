@@ -82,3 +82,24 @@ def test_shipped_splitter_without_final_punctuation(shipped_dir):
     }
     for text, expected in cases.items():
         assert [text[s[0].start:s[-1].end] for s in tok.tokenize(text)] == expected
+
+
+def test_a_blank_line_always_ends_a_sentence(shipped_dir):
+    """The shipped splitter alone joins these two (EWT dev's reviews); a blank line is a
+    paragraph's end, so the service splits there as `deptree parse --input text` does."""
+    tok = Tokenizer.load(f"{shipped_dir}/tokenizer")
+    text = "love this park\n\nthis is a great park to have"
+    toks = tok.tokenize_sentence(text)
+    assert tok.splitter.boundaries(text, toks) == [len(toks) - 1]
+    sents = tok.tokenize(text)
+    assert [text[s[0].start:s[-1].end] for s in sents] == [
+        "love this park", "this is a great park to have"]
+    one_line = "love this park\nthis is a great park to have"   # a line break alone: the splitter's
+    assert len(tok.tokenize(one_line)) == 1
+
+
+def test_blank_lines_split_without_a_splitter():
+    tok = Tokenizer(Lexicon())
+    text = "a b\n \t\nc d\ne f\n\n\n g"
+    assert [[t.form for t in s] for s in tok.tokenize(text)] == [
+        ["a", "b"], ["c", "d", "e", "f"], ["g"]]
