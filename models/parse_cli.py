@@ -9,7 +9,6 @@ sentence per line, tokens separated by spaces). Output is always CoNLL-U, writte
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -17,11 +16,10 @@ from typing import IO
 
 from .conllu import Sentence, format_sentence, read_conllu
 from .pipeline import ParsedTree, Pipeline
+from .text.tokenizer import PARAGRAPH_BREAK
 from .tree_conllu import tree_sentence, with_misc
 
 logger = logging.getLogger(__name__)
-
-_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n\s*")
 
 
 def _add_confidence(sent: Sentence, tree: ParsedTree) -> None:
@@ -39,9 +37,10 @@ def _record(tree: ParsedTree) -> dict:
 
 
 def paragraphs(text: str) -> Iterator[tuple[int, str]]:
-    """(offset, paragraph) of the paragraphs of `text`, which blank lines separate."""
+    """(offset, paragraph) of the paragraphs of `text`, which blank lines separate (the
+    tokenizer's `PARAGRAPH_BREAK`, where it always ends a sentence too)."""
     pos = 0
-    for m in _PARAGRAPH_BREAK.finditer(text):
+    for m in PARAGRAPH_BREAK.finditer(text):
         if text[pos:m.start()].strip():
             yield pos, text[pos:m.start()]
         pos = m.end()

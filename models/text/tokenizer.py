@@ -93,7 +93,7 @@ _URL_TRAIL = ".,;:!?)]}'\"”’>"                # cut from the end of a URL or
 _MAX_MERGE = 7
 _WORD_START = re.compile(r"\w")        # matched at a position: a word character there
 _WORD_END = re.compile(r"\w$")
-_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")     # a paragraph break in the gap between tokens
+PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")   # a blank line: a paragraph's end, a sentence's too
 
 
 def _is_mark(c: str) -> bool:
@@ -167,7 +167,7 @@ def paragraph_ends(text: str, tokens: list[Token]) -> set[int]:
     as `deptree parse --input text` reads a file)."""
     return {i for i in range(len(tokens) - 1)
             if text.count("\n", tokens[i].end, tokens[i + 1].start) > 1
-            and _BLANK_LINE.search(text, tokens[i].end, tokens[i + 1].start)}
+            and PARAGRAPH_BREAK.search(text, tokens[i].end, tokens[i + 1].start)}
 
 
 class Tokenizer:
