@@ -134,6 +134,29 @@ def test_training_lowers_the_loss_and_resumes_from_its_checkpoint(tiny, tmp_path
     assert again.meta["history"][:2] == hist            # epochs 1-2 read, not rerun
 
 
+def test_the_bar_ends_at_its_total_though_epochs_pack_differently(tiny, monkeypatch):
+    """Batches pack the sentences in each epoch's order, so their count varies; the
+    bar still ends full, not short of its total or past it."""
+    sents, bars, progress_bar = tiny[0], [], T.progress_bar
+
+    def recording(*args, **kwargs):
+        bars.append(progress_bar(*args, **kwargs))
+        return bars[-1]
+
+    monkeypatch.setattr(T, "progress_bar", recording)
+    counts, batches = [], B.Encoded.batches
+
+    def counting(self, order, batch_tokens):
+        counts.append(len(batches(self, order, batch_tokens)))
+        return batches(self, order, batch_tokens)
+
+    monkeypatch.setattr(B.Encoded, "batches", counting)
+    cfg = T.NeuralConfig(**{**CFG.__dict__, "epochs": 8, "batch_tokens": 128})
+    T.train_analyser(sents[:40] * 3, sents[40:50], cfg)
+    assert len(set(counts)) > 1                 # the plan's count, and others
+    assert len(bars) == 1 and bars[0].n == bars[0].total
+
+
 def test_bfloat16_training_lowers_the_loss_and_says_so(tiny):
     sents = tiny[0]
     cfg = T.NeuralConfig(**{**CFG.__dict__, "epochs": 2, "precision": "bf16"})
