@@ -277,6 +277,7 @@ def train(train_path, dev_path, out_dir: str | None, *, epochs: int = 10,
         meta["training"]["bootstrapping"] = {"rounds_run": len(history) - 1, "b_t": 1,
                                              "dev_uas_by_round": [round(u, 2) for _, u in history]}
         model.meta = meta
+    bar.update(bar.total - bar.n)  # the planned rounds are at most: a round that loses ends it
     bar.close()
     if out_dir:
         model.save(out_dir, prune=prune)

@@ -130,3 +130,23 @@ def test_checkpoints_keep_sparse_weights_and_read_dense_ones(tmp_path):
     (gaps2, value2), meta = ckpt.load("bootstrap")
     assert np.array_equal(gaps2, gaps) and np.array_equal(value2, value)
     assert meta == {"stopped": True}
+
+
+def test_the_bar_ends_full_when_a_losing_round_ends_bootstrapping(setup, monkeypatch):
+    """The bar plans every round; the first round that loses on dev ends the training,
+    and the bar with it."""
+    import models.transition.train as t
+
+    _model, tr, dev, _attrs, _gold, _golds = setup
+    bars, progress_bar, scores = [], t.progress_bar, iter([60.0] + [50.0] * 10)
+
+    def recording(*args, **kwargs):
+        bars.append(progress_bar(*args, **kwargs))
+        return bars[-1]
+
+    monkeypatch.setattr(t, "progress_bar", recording)
+    monkeypatch.setattr(t, "evaluate", lambda *args: (next(scores), 0.0, 0.0, 0.0))
+    model = train(tr, dev, None, epochs=1, n_rows=1 << 16, alpha=0.05, bootstrap_rounds=3,
+                  bootstrap_epochs=1)
+    assert model.meta["training"]["bootstrapping"]["rounds_run"] == 1
+    assert len(bars) == 1 and bars[0].n == bars[0].total == 4
