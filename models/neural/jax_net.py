@@ -15,6 +15,8 @@ from models.text.word_vectors import WordVectors
 if TYPE_CHECKING:
     from models.neural.train import NeuralConfig
 
+NO_ARC = -1e9    # arc score of a head a word cannot take (itself, another sentence's words)
+
 
 def import_jax():
     try:
@@ -144,7 +146,7 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0,
         fseg = jnp.concatenate([jnp.full((n_batch, 1), -3), seg], axis=1)      # [B, T + 1]
         same = (fseg[:, None, :] == seg[:, :, None]) | (jnp.arange(n + 1) == 0)[None, None]
         itself = jnp.arange(n)[:, None] + 1 == jnp.arange(n + 1)[None, :]
-        s = jnp.where(same & ~itself[None], s, -1e9)
+        s = jnp.where(same & ~itself[None], s, NO_ARC)
         lab_head = dropout(keys[-2], jax.nn.relu(dense(full, p["lab_hw"]) + p["lab_hb"]),
                            keep_hidden)
         lab_dep = dropout(keys[-1], jax.nn.relu(dense(x, p["lab_dw"]) + p["lab_db"]),

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from models.neural.batches import Encoded, Word, to_device
-from models.neural.jax_net import import_jax, init_params, label_scores, make_forward
+from models.neural.jax_net import NO_ARC, import_jax, init_params, label_scores, make_forward
 from models.neural.network import NeuralAnalyser
 from models.neural.precision import resolve
 from models.neural.vocab import Lookup, Vocab
@@ -59,6 +59,7 @@ class NeuralConfig:
     keep_input: float = 0.67
     keep_hidden: float = 0.67
     word_dropout: float = 0.25
+    label_smoothing: float = 0.0   # share of each loss spread over the possible answers
     seed: int = 0
     precision: str = "auto"        # matrix products: 'bf16', 'f32'; auto: `precision.resolve`
 
@@ -236,16 +237,26 @@ def make_step(cfg: NeuralConfig, table: np.ndarray | None, n_affix: int, opt,
               precision: str):
     """The jitted step (params, optimizer state, batch, key) -> (params, state, loss):
     one optimizer update on the mean per word of the negative log-likelihoods of its
-    tag, FEATS, head and relation (the relation of the gold head), with dropout."""
+    tag, FEATS, head and relation (the relation of the gold head), with dropout, each
+    label-smoothed (Szegedy et al. 2016, Section 7): a share `cfg.label_smoothing` of
+    it is the mean negative log-likelihood of the word's possible answers (for heads,
+    the words of its sentence and the root)."""
     jax, jnp, optax = import_jax()
     forward = make_forward(table, cfg.layers, n_affix, precision)
+    eps = cfg.label_smoothing
 
     def loss_fn(p, batch, k):
         out = forward(p, batch, k, cfg.keep_input, cfg.keep_hidden)
         mask = batch["seg"] >= 0
 
         def nll(logp, gold):
-            return -jnp.take_along_axis(logp, gold[..., None], -1)[..., 0]
+            gold_nll = -jnp.take_along_axis(logp, gold[..., None], -1)[..., 0]
+            if not eps:
+                return gold_nll
+            possible = logp > NO_ARC / 2               # not a head the word cannot take
+            spread = -(jnp.sum(jnp.where(possible, logp, 0.0), -1)
+                       / jnp.maximum(jnp.sum(possible, -1), 1))
+            return (1 - eps) * gold_nll + eps * spread
 
         lab = jax.nn.log_softmax(label_scores(p, out["lab_head"], out["lab_dep"],
                                               batch["heads"], precision))

@@ -75,6 +75,45 @@ def test_numpy_inference_equals_the_jax_forward_pass(tiny):
         at += n
 
 
+def test_the_loss_is_smoothed_over_each_words_possible_answers(tiny):
+    """With label smoothing eps, a word's loss for each of its four predictions is
+    (1 - eps) * -log P(gold) + eps * the mean of -log P over its possible answers: every
+    class, and for the head the root and the words of its own sentence only (here two
+    sentences share a row)."""
+    sents, vocab, vectors, params = tiny
+    enc = B.Encoded([sents[0], sents[3]], Lookup(vocab), vectors)
+    batch = enc.arrays([[0, 1]], 64, None, 0.0)
+    out = J.make_forward(vectors.table, CFG.layers, len(vocab.affixes))(
+        params, B.to_device(batch), None, 1.0, 1.0)
+    lab = np.asarray(jax.nn.log_softmax(J.label_scores(params, out["lab_head"],
+                                                        out["lab_dep"], batch["heads"])))
+    words = np.asarray(batch["seg"])[0] >= 0
+    sizes = [len(sents[0])] * len(sents[0]) + [len(sents[3])] * len(sents[3])
+
+    def expected(eps):
+        total = 0.0
+        for logp, gold, possible in (
+                (np.asarray(out["tag"]), batch["tags"], None),
+                (np.asarray(out["feats"]), batch["feats"], None),
+                (np.asarray(out["arc"]), batch["heads"], np.array(sizes)),   # root + n - 1
+                (lab, batch["labels"], None)):
+            logp, gold = logp[0][words], np.asarray(gold)[0][words]
+            hit = -logp[np.arange(len(gold)), gold]
+            spread = (-np.where(logp > -1e8, logp, 0).sum(-1)
+                      / (possible if possible is not None else logp.shape[-1]))
+            total += np.sum((1 - eps) * hit + eps * spread)
+        return total / words.sum()
+
+    for eps in (0.0, 0.1):
+        cfg = T.NeuralConfig(**{**CFG.__dict__, "keep_input": 1.0, "keep_hidden": 1.0,
+                                "word_dropout": 0.0, "label_smoothing": eps})
+        opt = T.make_optimizer(cfg)
+        step = T.make_step(cfg, vectors.table, len(vocab.affixes), opt, "f32")
+        _, _, loss = step(params, opt.init(params), B.to_device(batch), jax.random.PRNGKey(0))
+        assert float(loss) == pytest.approx(expected(eps), rel=1e-4)
+    assert abs(expected(0.1) - expected(0.0)) > 1e-3     # the two cases differ
+
+
 def test_save_and_load_keep_the_analysis(tiny, tmp_path):
     sents, vocab, vectors, params = tiny
     an = NeuralAnalyser(vocab, params, vectors, {"note": "x"})
