@@ -237,10 +237,10 @@ def make_step(cfg: NeuralConfig, table: np.ndarray | None, n_affix: int, opt,
               precision: str):
     """The jitted step (params, optimizer state, batch, key) -> (params, state, loss):
     one optimizer update on the mean per word of the negative log-likelihoods of its
-    tag, FEATS, head and relation (the relation of the gold head), with dropout, each
-    label-smoothed (Szegedy et al. 2016, Section 7): a share `cfg.label_smoothing` of
-    it is the mean negative log-likelihood of the word's possible answers (for heads,
-    the words of its sentence and the root)."""
+    tag, FEATS, head and relation (the relation of the gold head), with dropout. With
+    `cfg.label_smoothing` > 0 each is label-smoothed (Szegedy et al. 2016, Section 7):
+    that share of it is the mean negative log-likelihood of the word's possible answers
+    (for heads, the words of its sentence and the root)."""
     jax, jnp, optax = import_jax()
     forward = make_forward(table, cfg.layers, n_affix, precision)
     eps = cfg.label_smoothing
