@@ -352,6 +352,19 @@ TINY_BUILD = {"neural_epochs": 1, "graph_epochs": 1, "transition_epochs": 1, "ja
                          "arc_dim": 16, "label_dim": 8, "batch_tokens": 256}}
 
 
+def record_bars(monkeypatch, module) -> list:
+    """The progress bars `module` opens, in order: its `progress_bar` wrapped for the
+    test."""
+    bars, make = [], module.progress_bar
+
+    def recording(*args, **kwargs):
+        bars.append(make(*args, **kwargs))
+        return bars[-1]
+
+    monkeypatch.setattr(module, "progress_bar", recording)
+    return bars
+
+
 def build_tiny(out: Path, **options) -> Path:
     """`deptree train`'s whole build on the 40-sentence tiny treebank into out."""
     from models.build import BuildOptions, build_model

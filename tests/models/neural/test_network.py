@@ -12,6 +12,7 @@ from models.errors import ModelError
 from models.neural.network import LOGP_FLOOR, NeuralAnalyser
 from models.neural.vocab import Lookup, Vocab
 from models.text.word_vectors import WordVectors
+from tests.conftest import record_bars
 
 jax = pytest.importorskip("jax")
 from models.neural import batches as B  # noqa: E402  (needs jax)
@@ -99,7 +100,7 @@ def test_the_loss_is_smoothed_over_each_words_possible_answers(tiny):
                 (lab, batch["labels"], None)):
             logp, gold = logp[0][words], np.asarray(gold)[0][words]
             hit = -logp[np.arange(len(gold)), gold]
-            spread = (-np.where(logp > -1e8, logp, 0).sum(-1)
+            spread = (-np.where(logp > J.NO_ARC / 2, logp, 0).sum(-1)
                       / (possible if possible is not None else logp.shape[-1]))
             total += np.sum((1 - eps) * hit + eps * spread)
         return total / words.sum()
@@ -176,18 +177,13 @@ def test_training_lowers_the_loss_and_resumes_from_its_checkpoint(tiny, tmp_path
 def test_the_bar_ends_at_its_total_though_epochs_pack_differently(tiny, monkeypatch):
     """Batches pack the sentences in each epoch's order, so their count varies; the
     bar still ends full, not short of its total or past it."""
-    sents, bars, progress_bar = tiny[0], [], T.progress_bar
-
-    def recording(*args, **kwargs):
-        bars.append(progress_bar(*args, **kwargs))
-        return bars[-1]
-
-    monkeypatch.setattr(T, "progress_bar", recording)
+    sents, bars = tiny[0], record_bars(monkeypatch, T)
     counts, batches = [], B.Encoded.batches
 
     def counting(self, order, batch_tokens):
-        counts.append(len(batches(self, order, batch_tokens)))
-        return batches(self, order, batch_tokens)
+        made = batches(self, order, batch_tokens)
+        counts.append(len(made))
+        return made
 
     monkeypatch.setattr(B.Encoded, "batches", counting)
     cfg = T.NeuralConfig(**{**CFG.__dict__, "epochs": 8, "batch_tokens": 128})

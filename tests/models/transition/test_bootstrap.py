@@ -10,6 +10,7 @@ from models.transition.bootstrap import bootstrap, explore_examples
 from models.transition.examples import Examples, explore_room, valid_moves
 from models.transition.system import action_index
 from models.transition.train import _encode, build_examples, evaluate, train
+from tests.conftest import record_bars
 
 
 @pytest.fixture(scope="module")
@@ -138,13 +139,7 @@ def test_the_bar_ends_full_when_a_losing_round_ends_bootstrapping(setup, monkeyp
     import models.transition.train as t
 
     _model, tr, dev, _attrs, _gold, _golds = setup
-    bars, progress_bar, scores = [], t.progress_bar, iter([60.0] + [50.0] * 10)
-
-    def recording(*args, **kwargs):
-        bars.append(progress_bar(*args, **kwargs))
-        return bars[-1]
-
-    monkeypatch.setattr(t, "progress_bar", recording)
+    bars, scores = record_bars(monkeypatch, t), iter([60.0] + [50.0] * 10)
     monkeypatch.setattr(t, "evaluate", lambda *args: (next(scores), 0.0, 0.0, 0.0))
     model = train(tr, dev, None, epochs=1, n_rows=1 << 16, alpha=0.05, bootstrap_rounds=3,
                   bootstrap_epochs=1)
