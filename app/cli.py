@@ -90,6 +90,9 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
                         "CPU has AMX or AVX512-BF16 and it trains on "
                         f"{BF16_MIN_WORDS:,} words or more (faster; smaller treebanks "
                         "scored lower with it, bench/RESULTS.md)")
+    p.add_argument("--label-smoothing", type=float, default=None, metavar="EPS",
+                   help="share of each of the analyser's losses spread over the answers it "
+                        "could give (default 0.1 below 100,000 training words, else 0)")
     p.add_argument("--time-budget", type=float, default=60.0, metavar="MINUTES",
                    help="aim to end the build within this time: the neural analysers train "
                         "fewer epochs where their first ones show that the rest would not "
@@ -113,11 +116,17 @@ def build_language(args: argparse.Namespace) -> str:
 
 
 def build_options(args: argparse.Namespace) -> BuildOptions:
-    """The `BuildOptions` of `deptree train`'s flags. `--precision auto` adds nothing, so
-    a build interrupted before the flag existed resumes with the options it recorded."""
+    """The `BuildOptions` of `deptree train`'s flags. `--precision auto` and no
+    `--label-smoothing` add nothing, so a build interrupted before those flags existed
+    resumes with the options it recorded."""
     from models.build import BuildOptions
 
     neural = {} if args.precision == "auto" else {"precision": args.precision}
+    if args.label_smoothing is not None:
+        if not 0 <= args.label_smoothing < 1:
+            raise DeptreeError(f"--label-smoothing {args.label_smoothing:g}: give a share "
+                               "from 0 up to 1")
+        neural["label_smoothing"] = args.label_smoothing
     return BuildOptions(name=args.name, language=build_language(args), vectors=args.vectors,
                         word_classes=args.word_classes,
                         skip=tuple(s for s in args.skip.split(",") if s), order=args.order,
