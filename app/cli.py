@@ -92,7 +92,8 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
                         "scored lower with it, bench/RESULTS.md)")
     p.add_argument("--label-smoothing", type=float, default=None, metavar="EPS",
                    help="share of each of the analyser's losses spread over the answers it "
-                        "could give (default 0.1 below 100,000 training words, else 0)")
+                        "could give (default 0: it raised small treebanks' analysers, not "
+                        "their models, bench/RESULTS.md)")
     p.add_argument("--time-budget", type=float, default=60.0, metavar="MINUTES",
                    help="aim to end the build within this time: the neural analysers train "
                         "fewer epochs where their first ones show that the rest would not "

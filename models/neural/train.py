@@ -8,8 +8,7 @@ labels on gold arcs). Adam (beta2 0.9) with a linear warm-up and decay, gradient
 clipping, dropout on the inputs, between layers and on the classifiers' ReLU
 layers, and word dropout: the form of a word seen f times is unknown with
 probability a / (a + f) (Kiperwasser & Goldberg 2016, Section 6), so rare words
-learn to lean on their characters as unseen ones must. Below 100,000 training words
-each loss is label-smoothed (`auto_label_smoothing`). The epoch with the best
+learn to lean on their characters as unseen ones must. The epoch with the best
 development LAS (each word's most likely head) is kept, among the epochs evaluated
 (`evaluated`: all of a run of up to 100 epochs, evenly spaced ones of a longer run);
 each of those ends in a checkpoint, so an interrupted run resumes where it stopped.
@@ -60,13 +59,11 @@ class NeuralConfig:
     keep_input: float = 0.67
     keep_hidden: float = 0.67
     word_dropout: float = 0.25
-    label_smoothing: float | None = None   # loss share spread; None: `auto_label_smoothing`
+    label_smoothing: float = 0.0   # share of each loss spread over the possible answers
     seed: int = 0
     precision: str = "auto"        # matrix products: 'bf16', 'f32'; auto: `precision.resolve`
 
 
-SMOOTHING = 0.1            # `auto_label_smoothing` below SMOOTH_MAX_WORDS
-SMOOTH_MAX_WORDS = 100_000
 WORDS_SEEN = 12_000_000    # words the neural stage trains on in all, over its analysers
 MAX_EPOCHS = 1200
 EVALUATIONS = 100          # dev evaluations (and checkpoints) of a run at most
@@ -83,15 +80,6 @@ def auto_epochs(n_words: int, analysers: int = 1) -> int:
     epochs" and "en_ewt: one analyser, twice the words")."""
     words = WORDS_SEEN / max(1, analysers)
     return int(min(MAX_EPOCHS, max(15, math.ceil(words / max(1, n_words)))))
-
-
-def auto_label_smoothing(n_words: int) -> float:
-    """Label smoothing when `label_smoothing` is None: SMOOTHING below SMOOTH_MAX_WORDS
-    training words, none above. Alone, small treebanks' analysers gained with 0.1 in
-    each of five runs (hu_szeged +0.95 / +1.54 UAS / LAS, tr_imst +0.51 / +1.23 on
-    average of two seeds, nl_lassysmall in one); en_ewt's (205k words) was level, and
-    its whole pipeline 0.34 / 0.24 lower (bench/RESULTS.md, "Label smoothing")."""
-    return SMOOTHING if n_words < SMOOTH_MAX_WORDS else 0.0
 
 
 def evaluated(epoch: int, epochs: int) -> bool:
@@ -255,7 +243,7 @@ def make_step(cfg: NeuralConfig, table: np.ndarray | None, n_affix: int, opt,
     (for heads, the words of its sentence and the root)."""
     jax, jnp, optax = import_jax()
     forward = make_forward(table, cfg.layers, n_affix, precision)
-    eps = cfg.label_smoothing or 0.0
+    eps = cfg.label_smoothing
 
     def loss_fn(p, batch, k):
         out = forward(p, batch, k, cfg.keep_input, cfg.keep_hidden)
@@ -305,8 +293,6 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     data = Encoded(train, lookup, vectors)
     held = Encoded(dev, lookup, vectors)
     n_words = sum(len(s) for s in train)
-    if cfg.label_smoothing is None:
-        cfg = replace(cfg, label_smoothing=auto_label_smoothing(n_words))
     epochs = cfg.epochs or auto_epochs(n_words)
     rng = np.random.default_rng(cfg.seed)
     n_batches = len(data.batches(range(len(data)), cfg.batch_tokens))

@@ -174,18 +174,6 @@ def test_training_lowers_the_loss_and_resumes_from_its_checkpoint(tiny, tmp_path
     assert again.meta["history"][:2] == hist            # epochs 1-2 read, not rerun
 
 
-def test_small_treebanks_are_label_smoothed_unless_told_and_the_model_records_it(tiny):
-    """None resolves by the training set's size, and the analyser's record keeps the
-    share it trained with."""
-    assert T.auto_label_smoothing(T.SMOOTH_MAX_WORDS - 1) == T.SMOOTHING > 0
-    assert T.auto_label_smoothing(T.SMOOTH_MAX_WORDS) == 0.0
-    sents = tiny[0]
-    for given, used in ((None, T.SMOOTHING), (0.0, 0.0)):
-        cfg = T.NeuralConfig(**{**CFG.__dict__, "epochs": 1, "label_smoothing": given})
-        assert T.train_analyser(sents[:20], sents[40:45], cfg).meta["config"][
-            "label_smoothing"] == used
-
-
 def test_the_bar_ends_at_its_total_though_epochs_pack_differently(tiny, monkeypatch):
     """Batches pack the sentences in each epoch's order, so their count varies; the
     bar still ends full, not short of its total or past it."""
