@@ -124,9 +124,6 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
 
     neural = {} if args.precision == "auto" else {"precision": args.precision}
     if args.label_smoothing is not None:
-        if not 0 <= args.label_smoothing < 1:
-            raise DeptreeError(f"--label-smoothing {args.label_smoothing:g}: give a share "
-                               "of at least 0 and below 1")
         neural["label_smoothing"] = args.label_smoothing
     return BuildOptions(name=args.name, language=build_language(args), vectors=args.vectors,
                         word_classes=args.word_classes,

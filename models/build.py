@@ -129,6 +129,9 @@ def _prepare(train_path: Path, dev_path: Path | None, out: Path, opts: BuildOpti
     if opts.analysers < 0:
         raise ModelError(f"--analysers {opts.analysers}: give 1 or more, or 0 for the "
                          "default by the treebank's size")
+    eps = opts.neural.get("label_smoothing", 0.0)
+    if not 0 <= eps < 1:
+        raise ModelError(f"--label-smoothing {eps:g}: give a share of at least 0 and below 1")
     bad = set(opts.skip) - set(OPTIONAL)
     if bad:
         raise ModelError(f"cannot skip {', '.join(sorted(bad))}: only "

@@ -179,6 +179,10 @@ def test_bad_inputs_are_refused_before_training(tmp_path):
         build.build_model(TINY_TREEBANK, None, tmp_path / "m", build.BuildOptions(analysers=-1))
     with pytest.raises(ModelError, match="--time-budget -5: give minutes"):
         build.build_model(TINY_TREEBANK, None, tmp_path / "m", build.BuildOptions(time_budget=-5))
+    for eps in (1, -0.1):
+        with pytest.raises(ModelError, match="--label-smoothing"):
+            build.build_model(TINY_TREEBANK, None, tmp_path / "m",
+                              build.BuildOptions(neural={"label_smoothing": eps}))
     with pytest.raises(ModelError, match="only neural, transition are optional"):
         build.build_model(TINY_TREEBANK, None, tmp_path / "m",
                           build.BuildOptions(skip=("graph",)))
