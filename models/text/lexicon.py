@@ -22,11 +22,15 @@ of convention is read from the gold tokenization of the training data:
 - `cut_after`: characters inside a word after which the treebank nearly always starts
   a new token, where the scanner keeps the word whole: the apostrophe of French and
   Italian elision ("l'" "homme"); a form in `joined` ("aujourd'hui") stays whole.
+- `pairs`: two punctuation characters, the end of one all-punctuation piece and the
+  start of the next, that the treebank keeps in one token more often than not where
+  the scanner cuts them: EWT's ".?" (31 of 37) and "!." (4 of 5), Hungarian's ".-".
+  IMST cuts "?." and "!." (15 of 15, 7 of 7): which pairs hold is the treebank's.
 
 Saved as one JSON file; no pickling. Format 1 (before multiword rules were learned)
 still loads: its token -> word-lengths table becomes full rules, with the English
 clitic suffixes that tokenizer applied to every token; a file without `inner`,
-`trailing` and `cut_after` (before they were learned) loads with none.
+`trailing`, `cut_after` or `pairs` (before they were learned) loads with none.
 """
 from __future__ import annotations
 
@@ -56,6 +60,11 @@ INNER_SHARE = 0.9
 # inside words, which 10 missed (dev word F1 98.91 -> 99.03); en_ewt, hu_szeged and
 # tr_imst cut no token differently (bench/RESULTS.md, "From raw text against UDPipe 1.4")
 INNER_MIN = 5
+# a pair is kept by a majority of at least INNER_MIN cases: the rule is the pair itself,
+# not a character that then holds in words the treebank never had (`inner`), so the
+# likelier answer is the better one
+PAIR_SHARE = 0.5
+ALL_PUNCT = re.compile(r"[^\w\s]+")
 _SENTENCE_END = set(".!?…。")   # never inner, nor trailing after letters: a sentence may end there
 
 
@@ -68,6 +77,7 @@ class Lexicon:
     inner: set[str] = field(default_factory=set)
     trailing: set[str] = field(default_factory=set)
     cut_after: set[str] = field(default_factory=set)
+    pairs: set[str] = field(default_factory=set)
 
     def to_json(self) -> dict:
         return {
@@ -79,6 +89,7 @@ class Lexicon:
             "inner": sorted(self.inner),
             "trailing": sorted(self.trailing),
             "cut_after": sorted(self.cut_after),
+            "pairs": sorted(self.pairs),
         }
 
     @classmethod
@@ -98,6 +109,7 @@ class Lexicon:
             set(data.get("inner", ())),
             set(data.get("trailing", ())),
             set(data.get("cut_after", ())),
+            set(data.get("pairs", ())),
         )
 
     def save(self, path: str) -> None:
@@ -162,6 +174,7 @@ class PunctuationRules(NamedTuple):
     inner: set[str]
     trailing: set[str]
     cut_after: set[str]
+    pairs: set[str]
 
 
 def punctuation_rules(sentences: list[Sentence],
@@ -169,18 +182,27 @@ def punctuation_rules(sentences: list[Sentence],
     """`inner`, `trailing` and `cut_after` (see `Lexicon`): the punctuation characters
     between two word characters, and between a word and a space or ,;:)], that the gold tokens
     keep inside one token, and those inside a word after which they start a new one, in
-    at least INNER_SHARE of INNER_MIN or more cases each. `pieces` gives the tokenizer's
-    spans without these rules: only the cases it cuts count towards keeping, only those
-    it keeps towards cutting (what its own patterns do, times and URLs, says nothing of
-    the rest)."""
+    at least INNER_SHARE of INNER_MIN or more cases each; and `pairs`, kept across the cut
+    between two all-punctuation pieces in more than PAIR_SHARE of INNER_MIN or more.
+    `pieces` gives the tokenizer's spans without these rules: only the cases it cuts count
+    towards keeping, only those it keeps towards cutting (what its own patterns do, times
+    and URLs, says nothing of the rest)."""
     seen: Counter[str] = Counter()
     done: Counter[str] = Counter()
+    pair_seen: Counter[str] = Counter()
+    pair_done: Counter[str] = Counter()
     for s in sentences:
         spans = s.token_spans()
         if spans is None:
             continue
         inside = {i for a, b in spans for i in range(a + 1, b)}   # not a token's first
-        base = {i for a, b in pieces(s.text) for i in range(a + 1, b)}
+        scanned = list(pieces(s.text))
+        base = {i for a, b in scanned for i in range(a + 1, b)}
+        for (a, b), (c, d) in zip(scanned, scanned[1:]):
+            if b == c and ALL_PUNCT.fullmatch(s.text, a, b) and ALL_PUNCT.fullmatch(s.text, c, d):
+                pair = s.text[b - 1] + s.text[c]
+                pair_seen[pair] += 1
+                pair_done[pair] += c in inside
         for m in _BETWEEN_WORDS.finditer(s.text):
             a, b, c = m.start(), m.end(), m.group()
             if a not in base or b not in base:
@@ -199,7 +221,8 @@ def punctuation_rules(sentences: list[Sentence],
         {c for c in ok if len(c) == 1 and c not in _SENTENCE_END},
         {c for c in ok if len(c) == 2 and c[0] != ">"
          and not (c[0] == "w" and c[1] in _SENTENCE_END)},
-        {c[1] for c in ok if c[0] == ">"})
+        {c[1] for c in ok if c[0] == ">"},
+        {p for p, n in pair_seen.items() if n >= INNER_MIN and pair_done[p] > PAIR_SHARE * n})
 
 
 def _glued_sequences(sentences: list[Sentence], max_len: int = 5) -> Counter[str]:

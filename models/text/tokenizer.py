@@ -18,7 +18,8 @@ Pipeline for one text:
    "...'s" -> "..." "'s"), or, for a form the treebank has both ways, by its
    `multiword_choice.MultiwordChooser` from the tokens around it ("its" -> "it" "s"
    in "its a shame"); punctuation the treebank keeps inside words or at their
-   end stays there (Hungarian "1990-ben", "1996."; `Lexicon.inner`, `.trailing`), and
+   end stays there (Hungarian "1990-ben", "1996."; `Lexicon.inner`, `.trailing`),
+   punctuation marks it writes together stay together (EWT ".?"; `Lexicon.pairs`), and
    words are cut after characters where it cuts them (French "l'" "homme";
    `Lexicon.cut_after`);
    where the treebank's tokens contain spaces (Vietnamese "Hà Nội"), its
@@ -46,7 +47,13 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from models.text.joiner import SpaceJoiner
-from models.text.lexicon import TRAILING_BEFORE, Lexicon, punctuation_rules, trailing_key
+from models.text.lexicon import (
+    ALL_PUNCT,
+    TRAILING_BEFORE,
+    Lexicon,
+    punctuation_rules,
+    trailing_key,
+)
 from models.text.multiword_choice import MultiwordChooser
 from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter
@@ -202,17 +209,18 @@ class Tokenizer:
         return _mark_space_after(out, text)
 
     def learn_punctuation(self, sentences: list) -> None:
-        """Set the lexicon's `inner`, `trailing` and `cut_after` characters from the gold
-        tokens of `sentences` (`lexicon.punctuation_rules`), against what the scanner's
-        own patterns do (the forms the lexicon learned from the same sentences would
-        hide every case)."""
+        """Set the lexicon's `inner`, `trailing` and `cut_after` characters and its
+        punctuation `pairs` from the gold tokens of `sentences`
+        (`lexicon.punctuation_rules`), against what the scanner's own patterns do (the
+        forms the lexicon learned from the same sentences would hide every case)."""
         lex = self.lexicon
         scanner = Tokenizer(Lexicon(), segmenter=self.segmenter)
-        lex.inner, lex.trailing, lex.cut_after = punctuation_rules(
+        lex.inner, lex.trailing, lex.cut_after, lex.pairs = punctuation_rules(
             sentences, lambda text: ((p.start, p.end) for p in scanner.pieces(text)))
-        logger.info("punctuation kept inside words: %s; at their end: %s; cut after: %s",
-                    *(" ".join(sorted(x)) or "none"
-                      for x in (lex.inner, lex.trailing, lex.cut_after)))
+        logger.info("punctuation kept inside words: %s; at their end: %s; cut after: %s; "
+                    "kept in pairs: %s", *(" ".join(sorted(x)) or "none"
+                                           for x in (lex.inner, lex.trailing, lex.cut_after,
+                                                     lex.pairs)))
 
     def pieces(self, text: str) -> Iterator[Token]:
         """The surface tokens of `text` within its whitespace chunks (scanned, merged by
@@ -319,6 +327,8 @@ class Tokenizer:
                                                       or text[ahead[1].end] in TRAILING_BEFORE) \
                     and trailing_key(first.form, ahead[1].form) in lex.trailing:
                 best = 1  # "1996." "élelmiszer-" where the treebank keeps them
+            if best == 0 and lex.pairs:
+                best = self._pair_run(ahead)
             yield Token(text[first.start:ahead[best].end], first.start, ahead[best].end)
             for _ in range(best + 1):
                 ahead.popleft()
@@ -331,6 +341,16 @@ class Tokenizer:
         while (j + 2 < len(ahead) and ahead[j + 1].form in self.lexicon.inner
                and _WORD_END.search(ahead[j].form) and _WORD_START.match(ahead[j + 2].form)):
             j += 2
+        return j
+
+    def _pair_run(self, ahead: deque[Token]) -> int:
+        """How many pieces after ahead[0] a run of all-punctuation pieces continues
+        through pairs the treebank keeps in one token (`Lexicon.pairs`: "." "?" -> ".?")."""
+        j = 0
+        while (j + 1 < len(ahead) and ahead[j + 1].start == ahead[j].end
+               and ALL_PUNCT.fullmatch(ahead[j].form) and ALL_PUNCT.fullmatch(ahead[j + 1].form)
+               and ahead[j].form[-1] + ahead[j + 1].form[0] in self.lexicon.pairs):
+            j += 1
         return j
 
     def _split_multiword(self, tok: Token, before: list[str] | None = None,
