@@ -24,8 +24,8 @@ of convention is read from the gold tokenization of the training data:
   Italian elision ("l'" "homme"); a form in `joined` ("aujourd'hui") stays whole.
 - `pairs`: two punctuation characters, the end of one all-punctuation piece and the
   start of the next, that the treebank keeps in one token more often than not where
-  the scanner cuts them: EWT's ".?" (31 of 37) and "!." (4 of 5), Hungarian's ".-".
-  IMST cuts "?." and "!." (15 of 15, 7 of 7): which pairs hold is the treebank's.
+  the scanner cuts them: EWT's ".?" (31 of 37) and "!." (4 of 5). IMST cuts "?." and
+  "!." (15 of 15, 7 of 7): which pairs hold is the treebank's.
 
 Saved as one JSON file; no pickling. Format 1 (before multiword rules were learned)
 still loads: its token -> word-lengths table becomes full rules, with the English
