@@ -64,7 +64,7 @@ INNER_MIN = 5
 # not a character that then holds in words the treebank never had (`inner`), so the
 # likelier answer is the better one
 PAIR_SHARE = 0.5
-ALL_PUNCT = re.compile(r"[^\w\s]+")
+_ALL_PUNCT = re.compile(r"[^\w\s]+")
 _SENTENCE_END = set(".!?…。")   # never inner, nor trailing after letters: a sentence may end there
 
 
@@ -170,6 +170,14 @@ def trailing_key(word: str, char: str) -> str:
     return ("d" if word[-1:].isdigit() else "w") + char
 
 
+def pair_key(left: str, right: str) -> str | None:
+    """The `Lexicon.pairs` key of two adjacent pieces, the last character of one and the
+    first of the other, if both are all punctuation; else None."""
+    if _ALL_PUNCT.fullmatch(left) and _ALL_PUNCT.fullmatch(right):
+        return left[-1] + right[0]
+    return None
+
+
 class PunctuationRules(NamedTuple):
     inner: set[str]
     trailing: set[str]
@@ -199,8 +207,7 @@ def punctuation_rules(sentences: list[Sentence],
         scanned = list(pieces(s.text))
         base = {i for a, b in scanned for i in range(a + 1, b)}
         for (a, b), (c, d) in zip(scanned, scanned[1:]):
-            if b == c and ALL_PUNCT.fullmatch(s.text, a, b) and ALL_PUNCT.fullmatch(s.text, c, d):
-                pair = s.text[b - 1] + s.text[c]
+            if b == c and (pair := pair_key(s.text[a:b], s.text[c:d])) is not None:
                 pair_seen[pair] += 1
                 pair_done[pair] += c in inside
         for m in _BETWEEN_WORDS.finditer(s.text):

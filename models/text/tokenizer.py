@@ -48,9 +48,9 @@ from typing import NamedTuple
 
 from models.text.joiner import SpaceJoiner
 from models.text.lexicon import (
-    ALL_PUNCT,
     TRAILING_BEFORE,
     Lexicon,
+    pair_key,
     punctuation_rules,
     trailing_key,
 )
@@ -348,8 +348,7 @@ class Tokenizer:
         through pairs the treebank keeps in one token (`Lexicon.pairs`: "." "?" -> ".?")."""
         j = 0
         while (j + 1 < len(ahead) and ahead[j + 1].start == ahead[j].end
-               and ALL_PUNCT.fullmatch(ahead[j].form) and ALL_PUNCT.fullmatch(ahead[j + 1].form)
-               and ahead[j].form[-1] + ahead[j + 1].form[0] in self.lexicon.pairs):
+               and pair_key(ahead[j].form, ahead[j + 1].form) in self.lexicon.pairs):
             j += 1
         return j
 
