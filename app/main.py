@@ -15,7 +15,7 @@ from fastapi import Depends, FastAPI
 
 from . import metrics
 from .api.deps import require_admin_key, require_api_key
-from .api.routes import admin, health, models, parse, process, udpipe, ui
+from .api.routes import admin, docs, health, models, parse, process, udpipe, ui
 from .cache import make_cache
 from .core.config import Settings, get_settings
 from .dispatch import make_dispatcher
@@ -69,7 +69,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await cache.stop()
             metrics.mark_process_dead()
 
-    app = FastAPI(title="deptree", version="0.1.0", lifespan=lifespan,
+    # docs_url None: FastAPI's page loads Swagger UI from a CDN; app.api.routes.docs serves
+    # the same page with installed copies (no internet needed). redoc_url None: see there
+    app = FastAPI(title="deptree", version="0.1.0", lifespan=lifespan, docs_url=None,
+                  redoc_url=None,
                   description="Dependency parsing with a per-request decoder and budget.")
     app.dependency_overrides[get_settings] = lambda: settings
     install_handlers(app)
@@ -81,7 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for r in (parse.router, process.router, udpipe.process_router):
         app.include_router(r, dependencies=[Depends(require_api_key)])
     app.include_router(admin.router, dependencies=[Depends(require_admin_key)])
-    for r in (models.router, udpipe.router, health.router, ui.router):
+    for r in (models.router, udpipe.router, health.router, ui.router, docs.router):
         app.include_router(r)
     return app
 

@@ -30,29 +30,44 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
-def page(server, tmp_path):
-    """A fresh headless Chromium (own profile) on the viewer; fails on any request that
-    leaves the service and on any script error."""
+def browser(server, tmp_path):
+    """A fresh headless Chromium (own profile) with no network: every request that does
+    not go to the service is aborted (and recorded), as on a machine without internet.
+    Fails on any such request and on any script error."""
     if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
         pytest.skip(f"no Chromium at {CHROMIUM} (.ci/run installs Debian's chromium)")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     foreign, errors = [], []
+
+    def offline(route):
+        url = route.request.url
+        if url.startswith((server.url, "blob:", "data:")):
+            route.continue_()
+        else:
+            foreign.append(url)
+            route.abort("internetdisconnected")
+
     with sync_api.sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
             str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=ARGS,
             viewport={"width": 1600, "height": 1000}, accept_downloads=True)
+        ctx.route("**/*", offline)
         pg = ctx.pages[0] if ctx.pages else ctx.new_page()
-        pg.on("request", lambda r: None if r.url.startswith((server.url, "blob:", "data:"))
-              else foreign.append(r.url))
         pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.goto(server.url + "/")
-        pg.wait_for_function("document.querySelectorAll('#decoder-a option').length > 0")
         try:
             yield pg
         finally:
             ctx.close()
     assert not foreign, f"the page fetched from outside the service: {foreign}"
     assert not errors, f"script errors: {errors}"
+
+
+@pytest.fixture
+def page(server, browser):
+    """The viewer at `/`, its model list loaded."""
+    browser.goto(server.url + "/")
+    browser.wait_for_function("document.querySelectorAll('#decoder-a option').length > 0")
+    return browser
 
 
 def parse_api(server, decoder: str, **budget) -> dict:
@@ -193,3 +208,20 @@ def test_tagger_select_offers_the_models_taggers_and_is_sent(server, page):
         assert pane.eval_on_selector_all("svg.tree .word .pos",
                                          "ts => ts.map(t => t.textContent)") \
             == [t["upos"] for t in api["tokens"]], tagger
+
+
+def test_docs_show_the_operations_offline(server, browser):
+    """/docs (Swagger UI) draws the API's operations with no network: its script and
+    style come from the service, not from a CDN (issue 61, first contact 3)."""
+    with server.client() as c:
+        spec = c.get("/openapi.json").json()
+    want = {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops}
+    assert ("POST", "/parse") in want and ("POST", "/process") in want
+    browser.goto(server.url + "/docs")
+    browser.wait_for_selector(".opblock-summary-path", timeout=30000)
+    shown = browser.eval_on_selector_all(".opblock", """bs => bs.map(b => [
+        b.querySelector('.opblock-summary-method').textContent.trim(),
+        b.querySelector('.opblock-summary-path').dataset.path])""")
+    assert {tuple(x) for x in shown} == want
+    assert "deptree" in browser.inner_text(".info .title")
+    browser.screenshot(path=str(ARTIFACTS / "docs.png"))
