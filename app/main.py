@@ -36,8 +36,27 @@ async def _status(dispatcher) -> None:
     dispatcher.status()
 
 
+class PathOnlyAccessLog(logging.Filter):
+    """uvicorn's access log line with the path alone, not its query string: GET /process
+    takes `data` (the user's text) from the query, and a log is no place for it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        # uvicorn's access record: (client, method, path with query, http version, status)
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
+            record.args = (args[0], args[1], args[2].split("?", 1)[0], *args[3:])
+        return True
+
+
+def _quiet_access_log() -> None:
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, PathOnlyAccessLog) for f in access.filters):
+        access.addFilter(PathOnlyAccessLog())
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    _quiet_access_log()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

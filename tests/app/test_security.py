@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import socket
 import time
+import uuid
 
 import httpx
 import pytest
@@ -138,3 +139,25 @@ def test_slow_clients_cannot_take_every_connection(serve):
             break
         time.sleep(0.2)
     assert r.status_code == 200
+
+
+def test_access_log_has_no_query_string(server, wait_for):
+    """The access log names the path without its query string: /process takes `data` from
+    the query, so a user's text would land in the log (issue 61, defect 8)."""
+    secret = f"hunter{uuid.uuid4().hex[:8]}"
+    with server.client() as c:
+        r = c.get(f"/process?data=password+{secret}&tokenizer=",
+                  headers={"X-Request-ID": "no-query-1"})
+        assert r.status_code == 200, r.text
+        r = c.post(f"/process?data={secret}", data={"tokenizer": ""},
+                   headers={"X-Request-ID": "no-query-2"})
+        assert r.status_code == 200, r.text
+
+    def logged():
+        lines = server.log.read_text(errors="replace").splitlines()
+        return [ln for ln in lines if "[no-query-" in ln and "HTTP/1.1" in ln]
+
+    hits = wait_for(lambda: len(logged()) >= 2 and logged(), 10, "both access log lines")
+    assert any('"GET /process HTTP/1.1" 200' in ln for ln in hits), hits
+    assert any('"POST /process HTTP/1.1" 200' in ln for ln in hits), hits
+    assert secret not in server.log.read_text(errors="replace")
