@@ -41,7 +41,8 @@ CODES: dict[str, int] = {
     # 422: values
     "invalid_request": 422, "wrong_type": 422, "missing_input": 422, "conflicting_input": 422,
     "empty_request": 422, "empty_sentence": 422, "empty_token": 422, "control_character": 422,
-    "invalid_unicode": 422, "unknown_model": 422, "unknown_decoder": 422, "unknown_tagger": 422,
+    "line_separator": 422, "invalid_unicode": 422, "unknown_model": 422,
+    "unknown_decoder": 422, "unknown_tagger": 422,
     "field_not_applicable": 422, "budget_limit": 422, "invalid_budget": 422,
     "model_error": 422, "invalid_input": 422, "invalid_conllu": 422, "unsupported_format": 422,
     # 404/405 from routing

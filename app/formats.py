@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from typing import Any
 
 from models.conllu import Sentence, read_conllu_string
@@ -27,12 +28,26 @@ def to_conllu(sentences: list[dict[str, Any]]) -> str:
 
 
 # ---- UDPipe /process input ----------------------------------------------------------
+# a line break inside a line: \r other than in a \r\n line end, U+2028, U+2029 (the
+# other breaks of str.splitlines, \x0b \x0c \x1c-\x1e \x85, are control characters)
+_INNER_BREAK = re.compile("\r(?!\n|\\Z)|[\u2028\u2029]")
+
+
 def read_conllu_items(data: str, keep_tags: bool, s) -> tuple[list[Sentence], list[Item]]:
     """CoNLL-U sentences and their items. The whole of `data` is checked for lone
-    surrogates and control characters, not only the forms: every column and comment is
-    written back into the answer."""
+    surrogates, control characters and line breaks inside a line, not only the forms:
+    every column and comment is written back into the answer, where a \r or U+2028 in a
+    MISC value would split its line for readers that break on universal newlines."""
     if data.strip():
         check_text(data, "data")
+    m = _INNER_BREAK.search(data)
+    if m:
+        cr = m.group() == "\r"
+        line = data.count("\n", 0, m.start()) + 1
+        raise ServiceError("control_character" if cr else "line_separator",
+                           f"data holds the {'control character' if cr else 'line separator'}"
+                           f" U+{ord(m.group()):04X} inside line {line}; CoNLL-U lines end at"
+                           " \\n (or \\r\\n) only")
     try:
         sents = read_conllu_string(data, path_name="data")
     except ConlluError as exc:

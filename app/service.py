@@ -49,6 +49,9 @@ DEADLINE_GRACE_S = 0.8
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _CONTROL_TOKEN = re.compile("[\x00-\x1f\x7f-\x9f]")
+# U+2028 and U+2029 are spaces in text but line breaks to str.splitlines: a token is
+# written into a CoNLL-U FORM column, whose line they would split
+_LINE_SEPARATOR = re.compile("[\u2028\u2029]")
 # Whitespace and the Default_Ignorable_Code_Point characters of Unicode
 # (DerivedCoreProperties.txt: zero-width spaces and joiners, bidi controls, BOM, word
 # joiner, soft hyphen, variation selectors, tags): a string of these alone shows nothing
@@ -71,6 +74,10 @@ def check_text(s: str, where: str, token: bool = False) -> None:
     m = (_CONTROL_TOKEN if token else _CONTROL_TEXT).search(s)
     if m:
         raise ServiceError("control_character", f"{where} holds the control character"
+                           f" U+{ord(m.group()):04X} at character {m.start()}")
+    m = _LINE_SEPARATOR.search(s) if token else None
+    if m:
+        raise ServiceError("line_separator", f"{where} holds the line separator"
                            f" U+{ord(m.group()):04X} at character {m.start()}")
 
 

@@ -98,3 +98,43 @@ def test_empty_api_key_stops_deptree_serve_at_start(tmp_path):
         raise AssertionError("deptree serve started with an empty API key") from None
     assert proc.returncode == 2, (out, err)
     assert "api_key" in err and "Traceback" not in err, err
+
+
+CONLLU_LINE = "1\tThe\t_\t_\t_\t_\t_\t_\t_\t{misc}\n2\tcat\t_\t_\t_\t_\t_\t_\t_\t_\n\n"
+
+
+@pytest.mark.parametrize("sep", ["\r", "\u2028", "\u2029"], ids=["CR", "LS", "PS"])
+@pytest.mark.parametrize("where", ["misc", "comment", "form"])
+def test_line_breaks_inside_conllu_columns_are_refused(http, sep, where):
+    """/process writes CoNLL-U input back as it came: a \\r, U+2028 or U+2029 inside a
+    column or comment would break the answer's lines for readers that split on universal
+    newlines (Python's splitlines), so it is refused, naming the line (issue 61, defect 9).
+    A \\r\\n line end is no such thing."""
+    data = CONLLU_LINE.format(misc=f"a{sep}b" if where == "misc" else "_")
+    if where == "comment":
+        data = f"# note = a{sep}b\n" + data
+    elif where == "form":
+        data = data.replace("\tcat\t", f"\tc{sep}at\t")
+    r = http.post("/process", data={"data": data, "parser": "decoder=mst"})
+    assert code(r) in ("control_character", "line_separator")
+    assert f"U+{ord(sep):04X}" in r.json()["error"]["message"]
+    assert "line" in r.json()["error"]["message"]
+
+
+def test_crlf_conllu_and_plain_misc_still_parse(http):
+    data = CONLLU_LINE.format(misc="Note=a|SpaceAfter=No")
+    for text in (data, data.replace("\n", "\r\n")):
+        r = http.post("/process", data={"data": text, "parser": "decoder=mst"})
+        assert r.status_code == 200, r.text
+        out = r.json()["result"]
+        assert "\r" not in out and out.splitlines() == out.split("\n")[:-1]
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\u2029"], ids=["LS", "PS"])
+def test_line_separator_inside_a_token_is_refused(http, sep):
+    """A token is written into a CoNLL-U FORM column: a line separator in it is refused
+    as \\r already is (between tokens, in raw text, it stays a space)."""
+    r = http.post("/parse", json={"sentences": [["The", f"c{sep}at"]], "output": "conllu"})
+    assert code(r) == "line_separator"
+    r = http.post("/process", data={"data": f"The\nc{sep}at\n\n", "input": "vertical"})
+    assert code(r) == "line_separator"
