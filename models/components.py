@@ -5,20 +5,19 @@ parts it lists: the graph parser, the text front-end (tokenizer, linear tagger,
 lemmatizer, FEATS), the neural analyser (and with it the accurate tagger) and the
 transition parser. A part that is listed but missing, or unreadable, is a
 `ModelError` naming it. The version string changes whenever anything that can change
-an answer does (a part's files, a calibrated setting), so cached answers of an
-older model are never served for a newer one.
+an answer does (every file of every part, weights included, and the whole of
+pipeline.json), so cached answers of an older model are never served for a newer one.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from models.errors import ModelError
 from models.graph.model import GraphModel
-from models.pipeline_config import PipelineConfig
+from models.pipeline_config import PARTS, PipelineConfig
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +64,8 @@ def _digest(root: Path) -> str:
     """First 8 hex digits of the SHA-256 of the files under root (names and bytes)."""
     h = hashlib.sha256()
     for f in sorted(p for p in root.rglob("*") if p.is_file()):
-        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
+        data = f.read_bytes()
+        h.update(f"{f.relative_to(root)}\0{len(data)}\0".encode() + data)
     return h.hexdigest()[:8]
 
 
@@ -120,7 +120,7 @@ def load_components(directory: Path) -> Components:
         from models import transition as transition_model
 
         c.transition = transition_model.load(td)
-    c.version = _version(c, fe, nd, td)
+    c.version = _version(c)
     logger.info("loaded model %s from %s (order %d%s%s%s)", cfg.name, directory,
                 c.graph.order, ", front-end" if c.tagger else "",
                 ", neural analyser" if c.analyser else "",
@@ -128,17 +128,16 @@ def load_components(directory: Path) -> Components:
     return c
 
 
-def _version(c: Components, fe: Path | None, nd: Path | None, td: Path | None) -> str:
-    cfg = c.config
-    v = f"{cfg.version}+{c.graph.version}"
-    if td is not None:
-        v += "+t" + hashlib.sha256((td / "model.json").read_bytes()).hexdigest()[:8]
-    if fe is not None:
-        v += "+f" + _digest(fe)
-    if nd is not None:
-        v += "+n" + _digest(nd)
-    settings = {"tag_weight": cfg.tag_weight, "arc_weight": cfg.arc_weight,
-                "label_mix": cfg.label_mix, "decoder_defaults": cfg.decoder_defaults,
-                "tag_flips": asdict(cfg.tag_flips)}
-    return v + "+s" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()
-                                     ).hexdigest()[:4]
+def _version(c: Components) -> str:
+    """`version` of pipeline.json, then a digest of every part's files (`_digest`: names
+    and bytes, weights included) and of the whole of pipeline.json: any file that can
+    change an answer changes the version (a setting, a weight, a part's own model.json)."""
+    cfg, d = c.config, c.directory
+    v = cfg.version
+    for name in PARTS:
+        part = d if name == "graph" and cfg.graph is None else cfg.part(d, name)
+        if part is not None:
+            v += f"+{name[0]}" + _digest(part)
+    if (d / "pipeline.json").exists():
+        v += "+s" + hashlib.sha256((d / "pipeline.json").read_bytes()).hexdigest()[:8]
+    return v

@@ -8,8 +8,11 @@ worker` processes of two versions of one model, a real gateway and Redis cache."
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 from pathlib import Path
+
+import pytest
 
 from models.registry import resolve
 
@@ -76,3 +79,54 @@ def test_trees_are_cached_under_the_version_that_answered(serve, redis_server, s
         assert again["version"] == new_version
         third = c.post("/parse", json=body).json()
         assert third["sentences"][0]["cached"] is True and third["version"] == new_version
+
+
+# ---- issue 61, defect 3: the version names every file that can change an answer ---------
+ADMIN = "an-admin-key-0123456789"
+
+
+def negate_transition_weights(model: Path) -> None:
+    """Rewrite model/transition/weights.npz with every weight negated: the same shape
+    and model.json, other answers."""
+    import numpy as np
+
+    from models.npz import save_npz
+
+    path = model / "transition" / "weights.npz"
+    with np.load(path) as z:
+        arrays = {name: z[name] for name in z.files}
+    arrays["value"] = -arrays["value"]
+    save_npz(path, **arrays)
+
+
+def serving(c) -> set[int]:
+    """The pids of the workers that take jobs."""
+    return {w["pid"] for w in c.get("/ready").json()["workers"]["workers"]
+            if w["state"] in ("idle", "busy")}
+
+
+def test_changed_transition_weights_are_a_new_version_after_reload(serve, model_dirs,
+                                                                   tmp_path, wait_for):
+    """Only transition/model.json was hashed: after new weights and a reload the answer
+    kept the old version and came from the cache (`cached: true`, the old heads)."""
+    src = resolve("en_ewt", search_dirs=[Path(d) for d in model_dirs])
+    model = tmp_path / "models" / "en_ewt"
+    shutil.copytree(src, model)
+    if not (model / "transition" / "weights.npz").exists():
+        pytest.skip("this en_ewt has no transition parser")
+    srv = serve(workers=1, env={"DEPTREE_MODEL_DIRS": str(tmp_path / "models"),
+                                "DEPTREE_ADMIN_KEY": ADMIN})
+    body = {"sentences": [["The", "new", "weights", "change", "the", "answer", "."]],
+            "decoder": "selectional"}
+    with srv.client() as c:
+        first = c.post("/parse", json=body).json()
+        assert first["sentences"][0]["cached"] is False
+        negate_transition_weights(model)
+        pids = serving(c)
+        r = c.post("/admin/workers/reload", headers={"X-Admin-Key": ADMIN})
+        assert r.status_code == 202, r.text
+        wait_for(lambda: (now := serving(c)) and not now & pids, 180, "the old worker replaced")
+        assert c.get("/models").json()["models"]["en_ewt"]["version"] != first["version"]
+        again = c.post("/parse", json=body).json()
+        assert again["version"] != first["version"]
+        assert again["sentences"][0]["cached"] is False, "the old model's tree served as new"
