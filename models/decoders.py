@@ -59,7 +59,7 @@ class Field:
         if v is None and self.nullable:
             return None
         if isinstance(v, (list, tuple, dict)):
-            want = self.domain() if self.kind in ("int", "number") else "a single value"
+            want = self.domain(cap) if self.kind in ("int", "number") else "a single value"
             raise BudgetError(f"{self.name} must be {want}, got {type(v).__name__}",
                               "wrong_type", value=self.name)
         if self.kind == "bool":
@@ -74,12 +74,12 @@ class Field:
         if self.kind == "any":
             return v
         if isinstance(v, bool) or not isinstance(v, Integral if self.kind == "int" else Real):
-            raise BudgetError(f"{self.name} must be {self.domain()}, got {v!r}")
+            raise BudgetError(f"{self.name} must be {self.domain(cap)}, got {v!r}")
         if self.kind == "number":
             try:
                 v = float(v)                        # an int may exceed every float
             except OverflowError:
-                raise BudgetError(f"{self.name} must be {self.domain()}, got an integer "
+                raise BudgetError(f"{self.name} must be {self.domain(cap)}, got an integer "
                                   f"of {len(str(v))} digits") from None
             if not math.isfinite(v):
                 raise BudgetError(f"{self.name} must be finite, got {v!r}")
@@ -88,7 +88,7 @@ class Field:
                               "budget_limit", limit=f"budget_caps.{self.name}", value=cap,
                               got=v)
         if not self.inside(v):
-            raise BudgetError(f"{self.name} must be {self.domain()}, got {v!r}")
+            raise BudgetError(f"{self.name} must be {self.domain(cap)}, got {v!r}")
         return int(v) if self.kind == "int" else v
 
     def inside(self, v: float) -> bool:
@@ -96,15 +96,17 @@ class Field:
             return False
         return self.hi is None or v <= self.hi
 
-    def domain(self) -> str:
-        """"an integer in [1, 10000]", "a positive number", ..."""
+    def domain(self, cap: float | None = None) -> str:
+        """"an integer in [1, 10000]", "a positive number", ...; with a server's `cap`
+        the range it allows ("an integer in [1, 2000]"), the bound in force."""
         what = "an integer" if self.kind == "int" else "a number"
-        if self.lo == 0 and self.lo_open and self.hi is None:
+        top = self.hi if cap is None else cap if self.hi is None else min(self.hi, cap)
+        if self.lo == 0 and self.lo_open and top is None:
             return f"a positive {what.split()[-1]}"
-        if self.lo is None and self.hi is None:
+        if self.lo is None and top is None:
             return what
         lo = "-inf" if self.lo is None else f"{self.lo:g}"
-        hi = "inf" if self.hi is None else f"{self.hi:g}"
+        hi = "inf" if top is None else f"{top:g}"
         return f"{what} in {'(' if self.lo_open else '['}{lo}, {hi}]"
 
     def describe(self) -> dict[str, Any]:

@@ -171,3 +171,25 @@ def test_tokenizing_is_bounded_by_the_token_limit(serve, unit):
             assert error(r, 413)["code"] == "too_many_tokens"
             assert elapsed <= 10 + 1, f"413 after {elapsed:.1f}s"
         assert c.post("/parse", json={"sentences": ["A cat ."]}).status_code == 200
+
+
+def test_bounds_messages_give_the_bound_in_force(serve):
+    """A value below a field's range is refused naming the range this server allows: the
+    cap in force (GET /models `cap`, the default 2000 restarts), not the library's own
+    ceiling of 10000 (issue 61, first contact 5)."""
+    srv = serve(workers=1)
+    with srv.client() as c:
+        params = c.get("/models").json()["models"]["en_ewt"]["decoders"]["greedy"]["params"]
+        cap = params["restarts"]["cap"]
+        assert cap < params["restarts"]["hi"]
+        want = f"restarts must be an integer in [1, {cap:g}], got -1"
+        err = error(c.post("/parse", json={"sentences": ["A cat."], "restarts": -1}), 422)
+        assert err["message"] == want
+        r = c.post("/process", data={"data": "A cat .", "input": "horizontal",
+                                     "parser": "decoder=greedy;restarts=-1"})
+        assert error(r, 422)["message"] == want
+        err = error(c.post("/parse", json={"sentences": ["A cat."], "restarts": cap + 1}), 422)
+        assert (err["code"], err["value"]) == ("budget_limit", cap)
+        deadline_cap = params["deadline_ms"]["cap"]
+        err = error(c.post("/parse", json={"sentences": ["A cat."], "deadline_ms": -5}), 422)
+        assert err["message"].startswith(f"deadline_ms must be a number in (0, {deadline_cap:g}],")
