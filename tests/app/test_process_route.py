@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
+import subprocess
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -148,3 +152,54 @@ def test_tagger_accurate_retags_with_the_accurate_tagger(server, ewt_dev_tokens)
                for v in ("", "fast", "accurate")}
         assert got["accurate"] == parse_tags(c, sents, tagger="accurate") == got[""]
         assert got["fast"] == parse_tags(c, sents, tagger="fast") != got["accurate"]
+
+
+# ---- curl and `parser` options (issue 61, first contact 4) ------------------------------
+CURL = shutil.which("curl")
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def curl(*args: str) -> tuple[int, dict]:
+    out = subprocess.run([CURL, "-s", "-w", "\n%{http_code}", *args], capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    body, status = out.rsplit("\n", 1)
+    return int(status), json.loads(body)
+
+
+@pytest.mark.skipif(CURL is None, reason="no curl")
+def test_form_string_sends_parser_options_whole(server):
+    """curl's -F splits its value at `;` (what follows reads as `type=` and the like) and
+    drops `restarts=-1` unseen; --form-string sends the value as it is, so the option
+    reaches the server and is checked there."""
+    form = ["-F", "data=Dogs bark .", "-F", "input=horizontal"]
+    status, body = curl(*form, "--form-string", "parser=decoder=greedy;restarts=-1",
+                        server.url + "/process")
+    assert status == 422 and "restarts must be" in body["error"]["message"], body
+    status, body = curl(*form, "--form-string", "parser=decoder=greedy;confidence=true",
+                        server.url + "/process")
+    assert status == 200, body
+    # the same value with -F: curl cut it at `;`, the server saw decoder=greedy alone
+    status, body = curl(*form, "-F", "parser=decoder=greedy;restarts=-1",
+                        server.url + "/process")
+    assert status == 200, body
+
+
+def readme_curls(path: str) -> list[list[str]]:
+    """The README's curl commands to `path`, as argument lists (continued lines joined)."""
+    text = README.read_text(encoding="utf-8").replace("\\\n", " ")
+    return [shlex.split(line.strip()) for line in text.splitlines()
+            if line.strip().startswith("curl ") and f"{path} " in line]
+
+
+@pytest.mark.skipif(CURL is None, reason="no curl")
+def test_readme_process_examples_send_their_options(server):
+    """Every /process example of the README answers 200 here, and none passes a `;` in a
+    -F value, where curl would drop the options after it."""
+    commands = readme_curls("/process")
+    assert commands
+    for args in commands:
+        for flag, value in zip(args, args[1:]):
+            assert not (flag == "-F" and ";" in value), f"use --form-string for {value!r}"
+        args = [a.replace("localhost:8000", server.url) for a in args[1:] if a != "-s"]
+        status, body = curl(*args)
+        assert status == 200, (args, body)
