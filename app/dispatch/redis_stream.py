@@ -9,7 +9,9 @@ the workers published and the group's backlog once a second for /ready, /models
 and the queue-depth gauge.
 
 Faults: a Redis outage shorter than OUTAGE_GRACE_S (a restart) is ridden out by
-sending the job again, longer it is a 503; a job whose client hung up, or that
+sending the job again, longer it is a 503; a request whose own wait (its deadline plus
+the grace, or request_timeout_s) ends during the outage gets the timeout it would get
+for a late answer (504 `deadline_exceeded`), not a 503; a job whose client hung up, or that
 the gateway stopped waiting for, is deleted from the stream and marked cancelled
 (the worker holding it stops before its next sentence). The reply is awaited in
 short BLPOPs: redis-py 8 reads with a 5 s socket timeout by default, which ended
@@ -225,7 +227,13 @@ class RedisDispatcher(Dispatcher):
                     if isinstance(exc, _NoWorkers) and not recent:
                         raise ServiceError("no_workers", "no worker is consuming the job stream"
                                            + (f" ({self.error})" if self.error else "")) from None
-                    if self.stopping or now - trouble_since >= OUTAGE_GRACE_S or now >= end:
+                    if now >= end and not self.stopping:
+                        # the request's own wait ended first: a timeout (504 at the
+                        # deadline), as when the answer is late, not a 503 for Redis
+                        raise ServiceError("timeout", f"no answer within {timeout:g} s (the"
+                                           f" job queue was unavailable: {exc or 'no worker'})",
+                                           limit="request_timeout_s", value=timeout) from None
+                    if self.stopping or now - trouble_since >= OUTAGE_GRACE_S:
                         if isinstance(exc, _NoWorkers):
                             raise ServiceError("no_workers", "no worker came back within"
                                                f" {OUTAGE_GRACE_S:g} s"
@@ -235,7 +243,7 @@ class RedisDispatcher(Dispatcher):
                                            f"the job queue is unavailable: {exc}") from None
                     logger.info("job %s: %s; sending it again shortly", job["id"],
                                 type(exc).__name__)
-                    await asyncio.sleep(0.25)
+                    await asyncio.sleep(max(0.0, min(0.25, end - now)))
         finally:
             self._in_flight -= 1
         if res is None:
