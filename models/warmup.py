@@ -42,6 +42,7 @@ FRONTEND = "frontend"   # tokenizer and fast tagger (the accurate tagger is nump
 LOAD = "load"           # importing and loading pipelines
 WORDS = ("The", "quick", "brown", "fox", "jumped", "over", "the", "lazy", "dog", ".")
 ROOT = Path(__file__).resolve().parent
+WARM_TAGGERS = ("fast", "accurate")   # the taggers whose parses a decoder's unit warms
 
 
 def units(pipe: Pipeline) -> list[str]:
@@ -53,9 +54,12 @@ def units(pipe: Pipeline) -> list[str]:
 def warm_unit(pipe: Pipeline, unit: str) -> None:
     """Run one short sentence through `unit` of `pipe` (compiling what it needs).
 
-    Decoders parse tagged words, so that warming one does not compile the front-end,
-    except those that re-tag with the parser on untagged input (`tag_flips`): they
-    warm that path too."""
+    Decoders parse tagged words, then (where the model tags) untagged words with the
+    fast and the accurate tagger: the accurate tagger's parse takes the analyser's
+    relations mixed with the graph labeler's, and some decoders re-tag with the parser
+    (`tag_flips`), so a decoder is warm only once those paths are compiled too (issue
+    61: a `selectional` request, warm by /ready, compiled the labeler's kernels
+    itself). The front-end's kernels are the FRONTEND unit's: warm it first."""
     words = list(WORDS)
     if unit == FRONTEND:
         if pipe.tokenizer is not None:
@@ -65,8 +69,9 @@ def warm_unit(pipe: Pipeline, unit: str) -> None:
         return
     pipe.parse_words(words, unit, {}, upos=["X"] * len(words), xpos=["X"] * len(words),
                      lemmas=words)
-    if pipe.tagger is not None and unit in pipe.tagging.flips.decoders:
-        pipe.parse_words(words, unit, {})
+    for tagger in WARM_TAGGERS:
+        if tagger in pipe.taggers:
+            pipe.parse_words(words, unit, {}, tagger=tagger)
 
 
 def warm(pipes: Iterable[Pipeline], unit: str) -> None:

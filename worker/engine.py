@@ -39,6 +39,7 @@ if TYPE_CHECKING:   # imported by load(): the gateway imports this module, never
 logger = logging.getLogger(__name__)
 
 JOB_FIELDS = {"model": str, "decoder": str, "items": list}    # what every job has
+WAIT_SLICE_S = 0.1     # how often a job waiting for a compile asks whether it is still wanted
 WARM_UP_WORDS = ["The", "quick", "brown", "fox", "jumped", "over", "the", "lazy", "dog", "."]
 
 
@@ -115,6 +116,13 @@ class Engine:
         if self.warmer is None:
             return {key: [] for key in self.pipes}
         return {key: self.warmer.warm_decoders(pipe) for key, pipe in self.pipes.items()}
+
+    def compiling(self) -> dict[str, list[str]]:
+        """Model -> its decoders the warm-up helper is still compiling: the local
+        gateway sends their jobs to no worker meanwhile (`app.dispatch.local`)."""
+        if self.warmer is None:
+            return {}
+        return {key: self.warmer.compiling(pipe) for key, pipe in self.pipes.items()}
 
     def close(self) -> None:
         if self.warmer is not None:
@@ -202,7 +210,9 @@ class Engine:
                              value=max_sents, got=n)
         decoder = job["decoder"]
         if self.warmer is not None and decoder in pipe.decoders():
-            self.warmer.ensure(decoder)        # waits while its kernels compile
+            # waits while the helper compiles it, for as long as someone waits for the job
+            while not self.warmer.wait_unit(decoder, WAIT_SLICE_S):
+                self._check(job, cancelled, f"{decoder} was still compiling")
         tagger = job.get("tagger") or FAST
         budget = dict(job.get("budget") or {})
         deadline_at = job.get("deadline_at")
@@ -217,12 +227,7 @@ class Engine:
             text = item.get("text", "")
             trees = []
             for forms, tags, words in sents:
-                if cancelled is not None and cancelled():
-                    raise JobError("client_closed", f"the client left; stopped after {done}"
-                                   f" of {n} sentences")
-                if expires is not None and time.time() > expires:
-                    raise JobError("expired", f"the gateway stopped waiting for this job;"
-                                   f" stopped after {done} of {n} sentences")
+                self._check(job, cancelled, f"stopped after {done} of {n} sentences")
                 if done in ahead:
                     pipe.analyze_ahead([f for f, t, _ in ahead.pop(done) if t is None],
                                        tagger, budget)
@@ -241,6 +246,16 @@ class Engine:
                 done += 1
             out.append(trees)
         return out
+
+    @staticmethod
+    def _check(job: dict, cancelled: Callable[[], bool] | None, where: str) -> None:
+        """JobError when nobody waits for `job` any more: its client has gone
+        (`cancelled`) or its `expires_at` has passed; `where` says how far it got."""
+        if cancelled is not None and cancelled():
+            raise JobError("client_closed", f"the client left; {where}")
+        expires = job.get("expires_at")
+        if expires is not None and time.time() > expires:
+            raise JobError("expired", f"the gateway stopped waiting for this job; {where}")
 
     @staticmethod
     def _prepare(pipe: Pipeline, item: dict, max_tokens: int, max_sents: int) -> list[tuple]:

@@ -3,9 +3,11 @@
 Messages in: {"type": "job", "job": {...}}, {"type": "cancel", "id": job id} (its
 client has gone: the job stops before its next sentence; a cancel for a job already
 answered is ignored) or {"type": "stop"}.
-Messages out: {"type": "hello", "catalogue", "worker", "warm"} once models are loaded
-and warmed (`warm`: model -> its decoders already compiled; on a cold numba cache the
-others follow, `worker/warm.py`); {"type": "warm", "warm"} as more become warm;
+Messages out: {"type": "hello", "catalogue", "worker", "warm", "compiling"} once models
+are loaded and warmed (`warm`: model -> its decoders already compiled; on a cold numba
+cache the others follow, `worker/warm.py`, and `compiling` lists those the helper is
+still compiling, which the gateway sends this worker no job for); {"type": "warm",
+"warm", "compiling"} as more become warm, and once the helper is done;
 {"type": "result", "reply"} per job; {"type": "fatal", "message"} if the models cannot
 be loaded (the gateway then stops restarting workers).
 The worker ignores SIGINT and SIGTERM (a Ctrl-C or a service manager signals the whole
@@ -41,7 +43,8 @@ def run_local_worker(conn: Connection, cfg: dict, name: str, log_level: int = lo
 
     def tell_warm() -> None:
         try:
-            send({"type": "warm", "warm": engine.warm_decoders()})
+            send({"type": "warm", "warm": engine.warm_decoders(),
+                  "compiling": engine.compiling()})
         except (BrokenPipeError, OSError):
             pass
 
@@ -57,7 +60,7 @@ def run_local_worker(conn: Connection, cfg: dict, name: str, log_level: int = lo
         conn.close()
         return
     send({"type": "hello", "catalogue": engine.catalogue(), "worker": engine.info(),
-          "warm": engine.warm_decoders()})
+          "warm": engine.warm_decoders(), "compiling": engine.compiling()})
     logger.info("worker %s ready: %s (%.1f s after start, %.1f s of CPU; warm: %s)", name,
                 ", ".join(sorted(engine.pipes)), time.time() - engine.started,
                 time.process_time(), engine.warm_decoders())

@@ -10,9 +10,18 @@ compiling them all takes a minute or more of CPU (bench/RESULTS.md, "Cold start"
   compile, else mst) and the front-end, and is ready, both cores having worked meanwhile;
   the `models.warmup` locks keep two processes from compiling the same unit;
 - as the helper reports each unit done, the worker loads it from the cache and calls
-  `on_change` (the worker then tells the gateway which decoders are warm);
-- a job for a decoder not warm yet warms it first (`ensure`): it waits for the helper
-  if the helper holds that unit, else compiles it in the worker.
+  `on_change` (the worker then tells the gateway which decoders are warm, and which are
+  still `compiling`: the local gateway sends jobs for those to no worker meanwhile, so
+  that a job for a warm decoder never queues behind one waiting for a compile);
+- a job that reaches a worker for a decoder not warm yet (the Redis backend's, or one
+  that came in as the helper finished) waits for the helper (`wait_unit`) while the
+  helper runs, within the job's own time (`worker.engine`); the worker compiles a unit
+  itself only once the helper has gone (it failed, or there was none), so no compile
+  runs on behalf of a job whose client has gone (issue 61).
+Both start with the front-end (one compiles it, the other loads it: a decoder's unit
+parses untagged words too); then the helper warms the README's (and the service's)
+default decoder, greedy: on a busy machine it is what a new user's first request needs
+(issue 61).
 The helper is a subprocess, not a multiprocessing child: local workers are daemonic
 processes, which may not have children of their own. It exits when its units are done,
 or when the worker is gone (its report pipe breaks).
@@ -37,7 +46,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 FIRST = ("selectional", "mst")   # the worker warms the first its models have
-HELPER_ORDER = (FRONTEND, "mst", "greedy", "sampling", "bgi")   # then any other unit
+HELPER_ORDER = (FRONTEND, "greedy", "mst", "sampling", "bgi")   # then any other unit
 
 
 def _ordered(names: Sequence[str], priority: Sequence[str]) -> list[str]:
@@ -57,6 +66,7 @@ class Warmer:
         self.warm: set[str] = set()
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._changed = threading.Condition()      # notified as units become warm
         self._helper: subprocess.Popen | None = None
         self._follower: threading.Thread | None = None
         # stamped once every unit of these models was warm in one worker
@@ -86,14 +96,14 @@ class Warmer:
         for pipe in self.pipes:
             self.units += [u for u in units(pipe) if u not in self.units]
         first = [u for u in FIRST if u in self.units][:1]
-        for unit in first + [u for u in (FRONTEND,) if u in self.units]:
-            self.ensure(unit)      # the helper starts with the front-end: then it is cached
+        for unit in [u for u in (FRONTEND,) if u in self.units] + first:
+            self.ensure(unit)      # the front-end first: a decoder's unit parses with it
         if self._helper is None:
             for unit in self.units:
                 self.ensure(unit)
             stamp(self._all)
             return
-        self._follower = threading.Thread(target=self._follow, name="warm-follower",
+        self._follower = threading.Thread(target=self._follow_and_tell, name="warm-follower",
                                           daemon=True)
         self._follower.start()
 
@@ -107,10 +117,37 @@ class Warmer:
         with lock:
             if unit not in self.warm:
                 warm(self.pipes, unit)
-                self.warm.add(unit)
+                with self._changed:
+                    self.warm.add(unit)
+                    self._changed.notify_all()
+
+    def following(self) -> bool:
+        """Whether the helper is still warming units for this worker (then a unit not
+        warm yet is on its way: wait for it rather than compile it here)."""
+        return self._follower is not None and self._follower.is_alive()
+
+    def wait_unit(self, unit: str, timeout: float) -> bool:
+        """Whether `unit` is warm here, waiting up to `timeout` s while the helper runs;
+        once it has gone, a unit still cold is compiled here (`ensure`) at once."""
+        if unit in self.warm or unit not in self.units:
+            return True
+        if self.following():
+            with self._changed:
+                self._changed.wait_for(lambda: unit in self.warm or not self.following(),
+                                       timeout)
+            if unit in self.warm or self.following():
+                return unit in self.warm
+        self.ensure(unit)
+        return True
 
     def warm_decoders(self, pipe: Pipeline) -> list[str]:
         return [d for d in pipe.decoders() if d in self.warm]
+
+    def compiling(self, pipe: Pipeline) -> list[str]:
+        """`pipe`'s decoders the helper has still to warm (none once it has gone)."""
+        if not self.following():
+            return []
+        return [d for d in pipe.decoders() if d not in self.warm]
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until every unit is warm here; whether it is."""
@@ -136,6 +173,21 @@ class Warmer:
         if all(u in self.warm for u in self.units):
             stamp(self._all)
             logger.info("every decoder is warm")
+
+    def _follow_and_tell(self) -> None:
+        """`_follow`, then wake whoever waits and tell the gateway that nothing is
+        compiling any more (also after a failure: jobs then say why)."""
+        try:
+            self._follow()
+        finally:
+            threading.Thread(target=self._tell_when_gone, name="warm-done", daemon=True).start()
+
+    def _tell_when_gone(self) -> None:
+        self._follower.join()         # then following() is False
+        with self._changed:
+            self._changed.notify_all()
+        if self.on_change is not None:
+            self.on_change()
 
     def _ensure_and_tell(self, unit: str) -> None:
         if unit in self.warm or unit not in self.units:

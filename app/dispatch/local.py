@@ -14,6 +14,10 @@ cancel and stops before its next sentence.
 The queue is served earliest deadline first (by each job's `expires_at`, first come
 first served among equals): a request with a short deadline is not left waiting behind
 jobs that can wait, and no job waits past its own time for one due later.
+On a cold numba cache a worker reports the decoders its warm-up helper is still
+compiling (`compiling`, `worker/warm.py`): a job for one of them stays queued (within
+its own time) until a worker has it warm, and jobs for warm decoders go past it, so a
+request for a warm decoder never waits behind a compile (issue 61).
 """
 from __future__ import annotations
 
@@ -53,6 +57,12 @@ class _Handle:
         self.retire = False
         self.fatal: str | None = None
         self.warm: dict[str, list[str]] | None = None   # model -> decoders compiled
+        self.compiling: dict[str, list[str]] = {}       # model -> decoders on their way
+
+    def takes(self, job: dict) -> bool:
+        """Whether this worker can run `job` now (idle, and its decoder not compiling)."""
+        return (self.state == "idle" and not self.retire
+                and job.get("decoder") not in self.compiling.get(job.get("model"), ()))
 
 
 class LocalDispatcher(Dispatcher):
@@ -146,6 +156,7 @@ class LocalDispatcher(Dispatcher):
         kind = msg.get("type")
         if kind in ("hello", "warm"):
             h.warm = msg.get("warm")
+            h.compiling = msg.get("compiling") or {}
         if kind == "warm":
             logger.info("worker %s: warm decoders %s", h.name, h.warm)
         elif kind == "hello":
@@ -247,10 +258,10 @@ class LocalDispatcher(Dispatcher):
     # ---- scheduling ------------------------------------------------------------
     def _pump(self) -> None:
         while self.pending:
-            h = next((w for w in self.handles if w.state == "idle" and not w.retire), None)
-            if h is None:
+            taken = self._take()
+            if taken is None:
                 break
-            job, fut = self._take()
+            h, (job, fut) = taken
             if fut.done():
                 continue
             h.state, h.ticket = "busy", (job, fut)
@@ -260,14 +271,22 @@ class LocalDispatcher(Dispatcher):
                 self.pending.appendleft((job, fut))
         metrics.QUEUE_DEPTH.set(len(self.pending))
 
-    def _take(self) -> tuple[dict, asyncio.Future]:
+    def _take(self) -> tuple[_Handle, tuple[dict, asyncio.Future]] | None:
         """Remove and return the queued job due first (the earliest `expires_at`; a job
-        without one counts as due last; the earlier queued among equals)."""
-        i, _ = min(enumerate(self.pending),
-                   key=lambda p: (p[1][0].get("expires_at") or math.inf, p[0]))
-        item = self.pending[i]
-        del self.pending[i]
-        return item
+        without one counts as due last; the earlier queued among equals) that an idle
+        worker can take, with that worker; None when there is none."""
+        idle = [w for w in self.handles if w.state == "idle" and not w.retire]
+        if not idle:
+            return None
+        order = sorted(range(len(self.pending)), key=lambda i: (
+            self.pending[i][0].get("expires_at") or math.inf, i))
+        for i in order:
+            item = self.pending[i]
+            h = next((w for w in idle if w.takes(item[0])), None)
+            if h is not None or item[1].done():
+                del self.pending[i]
+                return (h or idle[0]), item
+        return None
 
     async def submit(self, job: dict[str, Any], timeout: float) -> dict[str, Any]:
         if not any(h.state in ("idle", "busy", "starting", "dead") for h in self.handles):

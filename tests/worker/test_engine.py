@@ -222,9 +222,9 @@ def counting_states(monkeypatch, analyser) -> list[int]:
     batches: list[int] = []
     states = analyser.states
 
-    def counted(group):
+    def counted(group, *rest, **kw):
         batches.append(len(group))
-        return states(group)
+        return states(group, *rest, **kw)
     monkeypatch.setattr(analyser, "states", counted)
     return batches
 

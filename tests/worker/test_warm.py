@@ -79,3 +79,55 @@ def test_a_start_on_a_warm_cache_has_every_decoder_warm_at_once(serve, cold_cach
     log = srv.log.read_text()
     assert "a helper process" not in log
     assert "numba is compiling kernels" not in log
+
+
+def test_a_request_for_a_warm_decoder_does_not_wait_behind_a_compile(serve, tmp_path):
+    """Issue 61, first contact 1: with one worker on a cold cache, a request for a decoder
+    the helper has not compiled yet used to make the worker compile it inline for tens of
+    seconds, for a client that had given up long before, while a request for a warm
+    decoder queued behind it (504). Now the cold request waits in the gateway's queue
+    (within its deadline) for the helper, and the warm one is answered at once.
+
+    Margin, not calibration: the warm request takes well under 0.1 s on a quiet machine;
+    it is allowed WARM_S (5 s, room for a loaded machine), far less than any decoder's
+    compile, which it would wait behind before the fix (bgi's: 20 s and more)."""
+    from worker.warm import HELPER_ORDER
+
+    srv = serve(workers=1, env={"NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}, wait=False)
+    body = _ready(srv)
+    (name, model), = body["models"].items()
+    order = [d for d in HELPER_ORDER if d in model["decoders"]]
+    cold = [d for d in order if d not in model["warm"]][-1:]  # the helper's last: still cold
+    assert cold, f"every decoder warm at /ready: {model}"
+    cold, warm = cold[0], model["warm"][0]
+    rid = "cold-client-61"
+    out: dict = {}
+
+    def cold_client() -> None:
+        t0 = time.monotonic()
+        out["cold"] = httpx.post(srv.url + "/parse", headers={"X-Request-ID": rid}, timeout=60,
+                                 json={"sentences": [["The", "cat", "sat", "."]],
+                                       "decoder": cold, "deadline_ms": 1500})
+        out["cold_s"] = time.monotonic() - t0
+
+    import threading
+
+    t = threading.Thread(target=cold_client)
+    t.start()
+    time.sleep(0.3)                          # the cold job reaches the gateway first
+    WARM_S = 5.0
+    t0 = time.monotonic()
+    r = httpx.post(srv.url + "/parse", timeout=60,
+                   json={"sentences": [["The", "dog", "barked", "."]], "decoder": warm})
+    took = time.monotonic() - t0
+    t.join()
+    assert r.status_code == 200, r.text
+    assert took < WARM_S, f"a {warm} request waited {took:.1f} s behind {cold}'s compile"
+    assert cold not in httpx.get(srv.url + "/ready").json()["models"][name]["warm"], \
+        "the cold decoder got warm meanwhile: the test did not test the wait"
+    assert out["cold"].status_code == 504, out["cold"].text
+    assert out["cold"].json()["error"]["code"] == "deadline_exceeded"
+    assert out["cold_s"] < 1.5 + 1.0 + WARM_S
+    time.sleep(1.0)                        # what the worker did for it, if anything, is logged
+    mine = [line for line in srv.log.read_text().splitlines() if f"[{rid}]" in line]
+    assert not [line for line in mine if "numba" in line or "warm in" in line], mine
