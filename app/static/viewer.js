@@ -8,6 +8,9 @@
  * Per-arc confidence (stats.confidence) sets the arc's opacity; arcs whose
  * head or label differ between A and B get class "diff" (orange, dashed, thicker).
  * Every style the exported SVG needs is an attribute, so the download looks the same.
+ * A tree wider than its pane is never cut off: the two panes of a comparison stack
+ * (each then has the page's width), and a tree still wider scrolls sideways in its own
+ * region, with a note that says so and a "Fit to width" toggle that scales it down.
  */
 "use strict";
 
@@ -436,12 +439,54 @@ function pane(resp, sentence, diff, si, label, other) {
   scroller.setAttribute("role", "region");
   scroller.setAttribute("aria-label", `${title} (scrolls horizontally)`);
   scroller.append(svg);
+  const note = document.createElement("p");
+  note.className = "scroll-note";
+  note.id = `scroll-note-${si + 1}-${label}`;
+  note.hidden = true;
+  scroller.setAttribute("aria-describedby", note.id);
   const tools = document.createElement("div");
   tools.className = "tools";
-  tools.append(button("Download SVG", () => exportSvg(svg, `deptree-${si + 1}-${resp.decoder}.svg`),
+  const fit = button("Fit to width", () => {
+    scroller.classList.toggle("fitted");
+    updateOverflow(section);
+  });
+  fit.className = "fit";
+  fit.hidden = true;
+  tools.append(fit, button("Download SVG", () => exportSvg(svg, `deptree-${si + 1}-${resp.decoder}.svg`),
     `Download the tree of sentence ${si + 1} by ${resp.decoder} as SVG`));
-  section.append(scroller, tools, tokenTable(sentence, diff));
+  section.append(scroller, note, tools, tokenTable(sentence, diff));
   return section;
+}
+
+/** Side by side only where both trees fit their half; then, for each pane under `root`,
+ * the note and the fit toggle of a tree wider than its pane (the SVG's own width). */
+function updateOverflow(root) {
+  const rows = root.matches(".panes") ? [root] : [...root.querySelectorAll(".panes[data-two]")];
+  for (const row of rows) {
+    if (!row.dataset.two) continue;
+    row.classList.add("two");
+    const wide = [...row.querySelectorAll(".scroller")].some((sc) =>
+      +sc.querySelector("svg").getAttribute("width") > sc.clientWidth + 1);
+    row.classList.toggle("two", !wide);
+  }
+  const panes = root.matches(".pane") ? [root] : [...root.querySelectorAll(".pane")];
+  for (const p of panes) {
+    const scroller = p.querySelector(".scroller");
+    const natural = +scroller.querySelector("svg").getAttribute("width");
+    const fitted = scroller.classList.contains("fitted");
+    const over = natural > scroller.clientWidth + 1;
+    const note = p.querySelector(".scroll-note");
+    const fit = p.querySelector("button.fit");
+    note.hidden = fit.hidden = !over;
+    fit.textContent = fitted ? "Actual size" : "Fit to width";
+    fit.setAttribute("aria-pressed", String(fitted));
+    note.textContent = fitted
+      ? `Scaled to ${Math.round(100 * scroller.clientWidth / natural)}% to fit the pane; ` +
+        "\"Actual size\" shows it full size."
+      : `The tree is ${natural} px wide, wider than this pane: scroll it sideways (the bar ` +
+        "under it, Shift + mouse wheel, or the arrow keys once it has focus) to read the " +
+        "rest, or fit it to the width.";
+  }
 }
 
 function tokenTable(sentence, diff) {
@@ -489,11 +534,13 @@ function render({ sides, responses }) {
     block.append(h);
     const row = document.createElement("div");
     row.className = b ? "panes two" : "panes";
+    if (b) row.dataset.two = "1";
     row.append(pane(a, sa, diff, si, "A", b ? b.decoder : null));
     if (b) row.append(pane(b, sb, diff, si, "B", a.decoder));
     block.append(row);
     root.append(block);
   });
+  updateOverflow(root);
   return ndiff;
 }
 
@@ -505,6 +552,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("decoder-b").addEventListener("change", () => buildBudget("b"));
   $("sentences").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("parse-form").requestSubmit();
+  });
+  let pending = 0;
+  window.addEventListener("resize", () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(() => updateOverflow($("results")));
   });
   loadModels();
 });

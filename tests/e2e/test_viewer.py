@@ -225,3 +225,66 @@ def test_docs_show_the_operations_offline(server, browser):
     assert {tuple(x) for x in shown} == want
     assert "deptree" in browser.inner_text(".info .title")
     browser.screenshot(path=str(ARTIFACTS / "docs.png"))
+
+
+# every label of a tree that is not wholly inside its scroller's visible box and the
+# window, after scrolling it into view when `scroll` (as a reader would scroll to it)
+HIDDEN_LABELS = """(pane, scroll) => {
+    const sc = pane.querySelector('.scroller');
+    const hidden = [];
+    for (const t of pane.querySelectorAll('svg.tree .word .form, svg.tree .arc-label')) {
+        if (scroll) t.scrollIntoView({block: 'nearest', inline: 'center'});
+        const r = t.getBoundingClientRect(), box = sc.getBoundingClientRect();
+        if (r.left < box.left || r.right > box.right || r.left < 0
+            || r.right > window.innerWidth || r.width === 0) hidden.push(t.textContent);
+    }
+    return hidden;
+}"""
+
+
+def hidden_labels(pane, scroll: bool) -> list[str]:
+    pane.evaluate("p => p.querySelector('.scroller').scrollLeft = 0")
+    return pane.evaluate(HIDDEN_LABELS, scroll)
+
+
+def test_long_trees_are_read_whole_in_a_wide_window(server, page):
+    """Issue 61, first contact 7: at 1400 px, the page's own sentence (21 tokens) compared
+    across two decoders was cut at "on" with no sign of the rest. The panes now stack
+    when a tree is wider than half the page, so it shows whole; a 40-token tree wider
+    than the page says it scrolls, every label is reached by scrolling, and "Fit to
+    width" shows it all at once."""
+    page.set_viewport_size({"width": 1400, "height": 900})
+    own = page.input_value("#sentences")
+    run(page, "greedy", "mst", own)
+    page.wait_for_selector(".sentence svg.tree")
+    panes = page.query_selector_all(".sentence .pane")
+    assert len(panes) == 2
+    for pane in panes:
+        assert len(pane.query_selector_all("svg.tree .word .form")) == 21
+        assert hidden_labels(pane, scroll=False) == []          # whole, without scrolling
+        assert pane.query_selector(".scroll-note").is_hidden()
+    page.screenshot(path=str(ARTIFACTS / "viewer-21-tokens.png"), full_page=True)
+
+    words = ("the committee that the mayor appointed argued about the budget while many "
+             "people walked slowly into green fields and talked about").split()
+    forty = (words * 2)[:39] + ["."]
+    page.check("#pretok")
+    run(page, "greedy", "mst", " ".join(forty))
+    page.wait_for_function("document.querySelectorAll('.sentence svg.tree .word').length == 80")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    for pane in page.query_selector_all(".sentence .pane"):
+        assert pane.eval_on_selector_all("svg.tree .word .form",
+                                         "ts => ts.map(t => t.textContent)") == forty
+        assert hidden_labels(pane, scroll=False), "a 40-token tree is wider than 1400 px"
+        note = pane.query_selector(".scroll-note")
+        assert note.is_visible() and "scroll it sideways" in note.inner_text()
+        assert hidden_labels(pane, scroll=True) == []            # every label reachable
+        fit = pane.query_selector("button.fit")
+        assert fit.is_visible() and fit.get_attribute("aria-pressed") == "false"
+        fit.click()
+        assert fit.get_attribute("aria-pressed") == "true" and fit.inner_text() == "Actual size"
+        assert hidden_labels(pane, scroll=False) == []            # all of it at once
+    page.screenshot(path=str(ARTIFACTS / "viewer-40-tokens-fitted.png"), full_page=True)
+    fit.click()
+    assert fit.get_attribute("aria-pressed") == "false"
+    assert hidden_labels(pane, scroll=False)
