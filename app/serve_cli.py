@@ -80,13 +80,7 @@ def _serve(args: argparse.Namespace) -> int:
                   backend=args.backend, cache=False if args.no_cache else None,
                   metrics_port=args.metrics_port)
     if s.backend == "local" or s.workers > 0:
-        from pathlib import Path
-
-        from models.registry import expand, resolve
-
-        dirs = [Path(d) for d in s.model_dirs]
-        for name in expand(s.models, dirs):  # fail now, with the registry's message
-            resolve(name, search_dirs=dirs)
+        _check_models(s)
     import uvicorn
 
     from .connections import head_timeout_protocol
@@ -101,6 +95,19 @@ def _serve(args: argparse.Namespace) -> int:
                 http=head_timeout_protocol(s.header_timeout_s),
                 timeout_graceful_shutdown=DRAIN_S)
     return 0
+
+
+def _check_models(s) -> None:
+    """Refuse to start (a ModelError: exit code 2, one line naming the file) when a
+    model to serve is unknown, damaged, has a part outside its directory, or shares
+    its name with another (`models.registry.check`); its workers would otherwise fail
+    to load it for ever, and take the models that load down with it."""
+    from pathlib import Path
+
+    from models.registry import check, directories
+
+    for d in directories(s.models, [Path(d) for d in s.model_dirs]):
+        check(d)
 
 
 def _raise_open_files_limit(want: int = 65536) -> None:
@@ -131,6 +138,7 @@ def run_worker(args: argparse.Namespace) -> int:
     if not s.redis_url:
         sys.stderr.write("deptree worker: --redis-url (or DEPTREE_REDIS_URL) is required\n")
         return 2
+    _check_models(s)
     return run_supervised(worker_config(s), s.redis_url, s.stream, args.processes,
                           s.claim_idle_ms, s.max_deliveries)
 

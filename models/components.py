@@ -18,6 +18,7 @@ from pathlib import Path
 from models.errors import ModelError
 from models.graph.model import GraphModel
 from models.pipeline_config import PARTS, PipelineConfig
+from models.registry import check
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def _neural(c: Components, nd: Path) -> None:
 
 
 def load_components(directory: Path) -> Components:
-    cfg = PipelineConfig.read(directory)
+    cfg = check(directory)          # names a damaged or outside file before loading
     gdir = cfg.part(directory, "graph") if cfg.graph else directory
     c = Components(directory, cfg, GraphModel.load(gdir))
     fe = cfg.part(directory, "frontend")

@@ -1,18 +1,37 @@
-"""Model arrays saved as an npz whose members are LZMA-compressed.
+"""Model arrays in npz files: written LZMA-compressed, read within bounds.
 
 `numpy.load` reads these files as it reads `numpy.savez_compressed`'s (the zip
 format names each member's compression). On the shipped en_ewt model's sparse weights
 (gaps between indices, float16 values), LZMA writes 12-21% less than deflate, which
 keeps the model directory under 50 MB, for about 1 s more loading.
+
+A model directory may come from anywhere, so reading one is bounded before any array
+is decompressed (`check_npz`): the zip's directory must be whole (a truncated file
+names itself instead of failing as "BadZipFile" deep in a loader), each member's npy
+header must describe exactly the bytes the member holds (zip's `file_size`, which
+also bounds what zipfile will ever inflate), no array may hold Python objects (they
+are pickles), and no member may inflate more than `MAX_RATIO` times its compressed
+size (the shipped model's arrays inflate at most 7 times; a 2.3 MB file of 400M-element
+arrays of zeros, 1,000 times, used to be inflated to 2.7 GB before a loader refused
+it). `read_npz` adds the shapes a loader expects, checked on the headers too.
 """
 from __future__ import annotations
 
 import io
+import lzma
+import math
 import os
 import zipfile
+import zlib
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+
+from .errors import ModelError
+
+MAX_RATIO = 100             # most a member may inflate (the shipped arrays: at most 7)
+RATIO_FLOOR = 8 * 2**20     # members up to this size are not held to MAX_RATIO
 
 
 def save_npz(path: str | Path, **arrays: np.ndarray) -> None:
@@ -29,3 +48,80 @@ def save_npz(path: str | Path, **arrays: np.ndarray) -> None:
             info.compress_type = zipfile.ZIP_LZMA
             z.writestr(info, buf.getvalue())
     os.replace(tmp, path)
+
+
+def _header(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[tuple[int, ...], np.dtype,
+                                                               int]:
+    """(shape, dtype, header bytes) of member `info`, read without its data."""
+    with z.open(info) as fp:
+        major, _ = np.lib.format.read_magic(fp)
+        read = (np.lib.format.read_array_header_1_0 if major == 1
+                else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read(fp)
+        return tuple(int(d) for d in shape), dtype, fp.tell()
+
+
+def check_npz(path: str | Path, expect: Mapping[str, tuple[int, ...]] | None = None
+              ) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Array name -> (shape, dtype) of the npz at `path`, after the checks above (and
+    that each array of `expect` is there with that shape); a `ModelError` naming the
+    file, the array and what is wrong with it otherwise. Decompresses headers only."""
+    path = Path(path)
+    try:
+        z = zipfile.ZipFile(path)
+    except FileNotFoundError as exc:
+        raise ModelError(f"{path} is missing") from exc
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        size = path.stat().st_size if path.exists() else 0
+        raise ModelError(f"{path} is not a readable npz (zip) file ({exc}; {size:,} bytes: "
+                         "truncated or damaged?)") from exc
+    out: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+    with z:
+        for info in z.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            name = info.filename[:-4]
+            where = f"{path}: array {name!r}"
+            if info.file_size > RATIO_FLOOR and \
+                    info.file_size > MAX_RATIO * max(1, info.compress_size):
+                raise ModelError(f"{where} would inflate from {info.compress_size:,} to "
+                                 f"{info.file_size:,} bytes, over {MAX_RATIO} times: "
+                                 "refused unread (no model array compresses so well)")
+            try:
+                shape, dtype, offset = _header(z, info)
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError,
+                    zlib.error, NotImplementedError) as exc:
+                raise ModelError(f"{where} has no readable npy header: {exc}") from exc
+            if dtype.hasobject:
+                raise ModelError(f"{where} holds Python objects ({dtype}): refused, "
+                                 "a model's arrays are numbers")
+            nbytes = math.prod(shape) * dtype.itemsize
+            if offset + nbytes != info.file_size:
+                raise ModelError(f"{where}: its header says {shape} of {dtype} "
+                                 f"({nbytes:,} bytes), but the file holds "
+                                 f"{info.file_size - offset:,} bytes of data")
+            out[name] = (shape, dtype)
+    for name, shape in (expect or {}).items():
+        if name not in out:
+            raise ModelError(f"{path} has no array {name!r}")
+        if tuple(out[name][0]) != tuple(shape):
+            raise ModelError(f"{path}: array {name!r} has shape {out[name][0]}, expected "
+                             f"{tuple(shape)}")
+    return out
+
+
+def read_npz(path: str | Path, expect: Mapping[str, tuple[int, ...]] | None = None
+             ) -> dict[str, np.ndarray]:
+    """Every array of the npz at `path`, once `check_npz(path, expect)` passed; data
+    that turns out damaged (a CRC or decompression error) is a `ModelError` naming
+    the file and the array too."""
+    check_npz(path, expect)
+    out = {}
+    with np.load(path, allow_pickle=False) as z:
+        for name in z.files:
+            try:
+                out[name] = z[name]
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError,
+                    zlib.error) as exc:
+                raise ModelError(f"{path}: array {name!r} is damaged: {exc}") from exc
+    return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from models.errors import ModelError
@@ -94,11 +94,18 @@ class PipelineConfig:
 
     def part(self, directory: Path, name: str) -> Path | None:
         """The directory of part `name`, None when the model has none; a part that
-        pipeline.json lists but the directory lacks is an error."""
+        pipeline.json lists but the directory lacks is an error, and so is a part
+        outside the directory (an absolute path, or one through `..`): a model's files
+        are the ones in its directory."""
         sub = getattr(self, name)
         if sub is None:
             return None
-        path = directory / sub
+        rel = PurePath(str(sub))
+        if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+            raise ModelError(f"model {self.name} in {directory}: its pipeline.json gives the "
+                             f"{name} part as {sub!r}, which is outside the model directory; "
+                             "a part is a subdirectory of it")
+        path = directory / rel
         if not path.is_dir():
             if self.format_version == 1 and name in ("frontend", "neural"):
                 return None                      # optional in hand-written directories

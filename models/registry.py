@@ -3,13 +3,23 @@
 A model directory holds `pipeline.json` (name, language, the parts it has: see
 `pipeline_config.py`). Names are looked up in the given directories of models, then
 among the shipped ones; `ALL` stands for every model found there, so a service can
-serve a whole directory of models.
+serve a whole directory of models. Models are served by the name in their
+pipeline.json, so two directories that give the same name are refused
+(`directories`) rather than one silently taking the other's place.
+
+`check` looks at a model directory without loading it (the gateway, which imports no
+parser kernel, checks every model before it starts, and `load_components` before it
+loads): pipeline.json, each part it lists (inside the directory), and every npz file
+of the parts (`npz.check_npz`: the zip is whole, each array's header agrees with its
+size), so that a damaged model stops a start with a message that names the file.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from .errors import ModelError
+from .npz import check_npz
+from .pipeline_config import PARTS, PipelineConfig
 
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 ALL = "*"
@@ -46,3 +56,34 @@ def expand(names: list[str], search_dirs: list[Path] | None = None) -> list[str]
         raise ModelError("no model to serve: none found in "
                          + ", ".join(str(d) for d in (search_dirs or []) + [PRETRAINED_DIR]))
     return out
+
+
+def directories(names: list[str], search_dirs: list[Path] | None = None) -> list[Path]:
+    """The directory of each model of `expand(names)`, in that order; a `ModelError`
+    naming both when two directories give their models the same name (pipeline.json's
+    `name`, which the service serves them by)."""
+    out, by_name = [], {}
+    for name in expand(names, search_dirs):
+        d = resolve(name, search_dirs)
+        own = PipelineConfig.read(d).name
+        other = by_name.setdefault(own, d)
+        if other.resolve() != d.resolve():
+            raise ModelError(f"two models are named {own!r} (the name in their "
+                             f"pipeline.json): {other} and {d}; rename one or serve one")
+        out.append(d)
+    return out
+
+
+def check(directory: Path) -> PipelineConfig:
+    """The settings of the model in `directory` once its files pass the checks above
+    (a `ModelError` naming the file and what is wrong with it otherwise); reads
+    pipeline.json, the parts' listings and the npz headers, no weights."""
+    directory = Path(directory)
+    cfg = PipelineConfig.read(directory)
+    for name in PARTS:
+        part = directory if name == "graph" and cfg.graph is None else cfg.part(directory,
+                                                                                name)
+        if part is not None:
+            for f in sorted(part.rglob("*.npz")):
+                check_npz(f)
+    return cfg

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from models.decoders import DEADLINE
-from models.registry import expand, resolve
+from models.registry import directories, expand
 from models.warmup import load_pipelines
 
 from .config import WorkerConfig
@@ -86,7 +86,8 @@ class Engine:
     def load(self) -> None:
         dirs = [Path(d) for d in self.cfg.model_dirs]
         names = expand(self.cfg.models, dirs)
-        self.directories = [str(resolve(name, search_dirs=dirs)) for name in names]
+        # two directories of one model name are refused (naming both), not shadowed
+        self.directories = [str(d) for d in directories(names, dirs)]
         if self.cfg.warm_up:      # on a cold numba cache a helper compiles meanwhile
             self.warmer = Warmer(self.directories, self._warm_changed)
             self.warmer.begin()

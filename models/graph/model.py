@@ -20,7 +20,7 @@ import numpy as np
 
 from ..decoders import BudgetError, find
 from ..errors import ModelError
-from ..npz import save_npz
+from ..npz import read_npz, save_npz
 from ..relation_rules import best_relations, breaks_limits, rule_masks
 from ..text.wordclasses import WordClasses
 from .decode_mst import decode_mst
@@ -221,7 +221,7 @@ class GraphModel:
         d = Path(directory)
         try:
             meta = json.loads((d / "model.json").read_text())
-            data = np.load(d / "weights.npz")
+            data = read_npz(d / "weights.npz")        # bounded: models/npz.py
         except FileNotFoundError as exc:
             raise ModelError(f"no graph model in {d}: {exc.filename} is missing") from exc
         except (OSError, ValueError) as exc:

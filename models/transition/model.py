@@ -26,7 +26,7 @@ import numpy as np
 from ..decoders import DEADLINE, DecoderSpec, Field, deadline_of, register
 from ..errors import Errors, ModelError
 from ..graph.encode import encode
-from ..npz import save_npz
+from ..npz import check_npz, read_npz, save_npz
 from .classifier import compact, flat_weights, identity_weights
 from .decode import Scratch, parse
 from .features import parse_templates
@@ -130,8 +130,21 @@ class TransitionModel:
                                  f"{header.get('version')!r}, expected {FORMAT!r} {VERSION}")
             actions = np.array(header["actions"], dtype=np.int64).reshape(-1, 2)
             n_rows, n_actions = int(header["n_rows"]), len(actions)
-            with np.load(d / "weights.npz", allow_pickle=False) as z:
-                gaps, val = z["gaps"], z["value"]
+            # as many weights as save wrote, at most one per cell of the table: checked
+            # on the arrays' headers, before their data is read (models/npz.py)
+            stored = (header.get("weights") or {}).get("stored", n_rows * n_actions)
+            if not 0 <= int(stored) <= n_rows * n_actions:
+                raise ValueError(f"model.json says {stored} weights are stored, the table "
+                                 f"has {n_rows} x {n_actions} cells")
+            shapes = check_npz(d / "weights.npz")
+            for name in ("gaps", "value"):
+                shape = shapes.get(name, ((),))[0]
+                if len(shape) != 1 or shape[0] > int(stored):
+                    raise ValueError(f"weights.npz: {name} has shape {shape}, expected at "
+                                     f"most ({stored},)")
+            z = read_npz(d / "weights.npz")
+            gaps, val = z["gaps"], z["value"]
+            del z
             # gaps are uint32 and the flat indices < 2^32 (save writes them as uint32)
             if gaps.ndim != 1 or gaps.shape != val.shape:
                 raise ValueError("weights.npz: gaps and value differ in shape")

@@ -1,9 +1,15 @@
-"""models.npz: LZMA npz files that numpy.load reads, byte for byte repeatable."""
+"""models.npz: LZMA npz files that numpy.load reads, byte for byte repeatable, and read
+back within bounds."""
+import io
+import time
 import zipfile
 
 import numpy as np
+import pytest
 
-from models.npz import save_npz
+from models.errors import ModelError
+from models.npz import check_npz, read_npz, save_npz
+from tests.models.model_copies import zeros_npz
 
 
 def test_numpy_loads_what_save_npz_writes(tmp_path):
@@ -24,3 +30,63 @@ def test_the_same_arrays_give_the_same_bytes(tmp_path):
     save_npz(tmp_path / "a.npz", a=a)
     save_npz(tmp_path / "b.npz", a=a.copy())
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+
+
+# ---- issue 61, defects 2 and 4: npz files of a model directory are read within bounds ----
+def test_a_truncated_npz_names_the_file_and_says_what_is_wrong(tmp_path):
+    path = tmp_path / "weights.npz"
+    save_npz(path, a=np.random.default_rng(0).normal(size=200_000))
+    with open(path, "r+b") as f:
+        f.truncate(500_000)
+    with pytest.raises(ModelError, match=r"weights\.npz is not a readable npz .*truncated"):
+        check_npz(path)
+
+
+def test_an_array_that_inflates_a_thousand_times_is_refused_unread(tmp_path):
+    path = tmp_path / "weights.npz"
+    zeros_npz(path)
+    assert path.stat().st_size < 2**20
+    t0 = time.process_time()
+    with pytest.raises(ModelError, match="'gaps' would inflate from .* over 100 times"):
+        read_npz(path)
+    assert time.process_time() - t0 < 1.0            # headers only: nothing inflated
+
+
+def test_a_header_that_disagrees_with_its_member_is_refused(tmp_path):
+    path = tmp_path / "w.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(
+            buf, {"descr": "<f8", "fortran_order": False, "shape": (10**9,)})
+        z.writestr("big.npy", buf.getvalue() + bytes(80))
+    with pytest.raises(ModelError, match=r"'big': its header says \(1000000000,\) of float64"
+                                         r" \(8,000,000,000 bytes\), but the file holds 80"):
+        read_npz(path)
+
+
+def test_object_arrays_are_refused(tmp_path):
+    path = tmp_path / "w.npz"
+    np.savez(path, o=np.array([{"a": 1}, None], dtype=object))
+    with pytest.raises(ModelError, match="'o' holds Python objects"):
+        read_npz(path)
+
+
+def test_the_shapes_a_loader_expects(tmp_path):
+    path = tmp_path / "w.npz"
+    save_npz(path, gaps=np.zeros(10, np.uint32), value=np.zeros(10, np.float16))
+    assert read_npz(path, {"gaps": (10,)})["value"].shape == (10,)
+    with pytest.raises(ModelError, match=r"'gaps' has shape \(10,\), expected \(5,\)"):
+        read_npz(path, {"gaps": (5,)})
+    with pytest.raises(ModelError, match="has no array 'other'"):
+        check_npz(path, {"other": (1,)})
+
+
+def test_damaged_data_names_the_file_and_the_array(tmp_path):
+    path = tmp_path / "w.npz"
+    save_npz(path, a=np.random.default_rng(1).normal(size=100_000))
+    data = bytearray(path.read_bytes())
+    for i in range(len(data) // 2, len(data) // 2 + 64):
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelError, match=r"w\.npz: array 'a' is damaged"):
+        read_npz(path)
