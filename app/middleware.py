@@ -174,12 +174,16 @@ _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 class RequestIdMiddleware(_HttpMiddleware):
     """Every answer carries an X-Request-ID: the client's (if it is 1-64 characters of
-    [A-Za-z0-9._-], so no user string reaches a log line unbounded) or a new one."""
+    [A-Za-z0-9._-], so no user string reaches a log line unbounded) or a new one. The
+    request's arrival (`state.arrived_at`, time.time() once its head is in) is noted
+    here, the outermost layer: a deadline counts from it, so a slow body uses it up."""
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         given = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
         rid = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
-        scope.setdefault("state", {})["request_id"] = rid
+        state = scope.setdefault("state", {})
+        state["request_id"] = rid
+        state["arrived_at"] = time.time()
         REQUEST_ID.set(rid)          # every log line written for this request carries it
 
         async def with_id(msg: Message) -> None:

@@ -210,8 +210,12 @@ class ParseService:
         return tagger
 
     def plan(self, model: str | None, decoder: str | None, requested: dict[str, Any],
-             items: list[Item], tagger: str | None = None) -> Plan:
+             items: list[Item], tagger: str | None = None,
+             arrived_at: float | None = None) -> Plan:
+        """The plan of a request; its deadline counts from `arrived_at` (time.time() when
+        the request's head came in, see RequestIdMiddleware), else from now."""
         s = self.settings
+        start = time.time() if arrived_at is None else arrived_at
         name, info = self.model_info(model)
         tagger = self.choose_tagger(name, info, tagger)
         decoder = decoder or s.default_decoder
@@ -231,12 +235,12 @@ class ParseService:
         budget.update(asked)
         deadline_at, limit = None, None
         if budget.get(DEADLINE.name) is not None:
-            deadline_at = time.time() + budget[DEADLINE.name] / 1000.0
+            deadline_at = start + budget[DEADLINE.name] / 1000.0
             limit = (DEADLINE.name, budget[DEADLINE.name])
         elif DEADLINE.name in caps:
             # No deadline asked for: the cap still bounds the request's decoding time
             # (a tree it cuts says deadline_hit and is not cached).
-            deadline_at = time.time() + caps[DEADLINE.name] / 1000.0
+            deadline_at = start + caps[DEADLINE.name] / 1000.0
             limit = (f"budget_caps.{DEADLINE.name}", caps[DEADLINE.name])
         for it in items:
             it.key = cache_key(name, info["version"], decoder, budget, it.kind, it.payload,

@@ -46,6 +46,11 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def arrived_at(request: Request) -> float | None:
+    """time.time() when the request's head came in (RequestIdMiddleware), if noted."""
+    return request.scope.get("state", {}).get("arrived_at")
+
+
 def decode_utf8(raw: bytes) -> str:
     try:
         return raw.decode("utf-8")

@@ -193,3 +193,30 @@ def test_bounds_messages_give_the_bound_in_force(serve):
         deadline_cap = params["deadline_ms"]["cap"]
         err = error(c.post("/parse", json={"sentences": ["A cat."], "deadline_ms": -5}), 422)
         assert err["message"].startswith(f"deadline_ms must be a number in (0, {deadline_cap:g}],")
+
+
+def test_deadline_counts_from_the_requests_arrival(server):
+    """A body that takes longer than the deadline to arrive has used that time: the
+    deadline counts from the request's head, not from when the body was read and parsed
+    (issue 61, defect 7). Sent 2 s after its head, a 1000 ms request gets 504
+    `deadline_exceeded` (it used to be decoded afresh and answered 200)."""
+    import json
+    import socket
+    import time
+    import uuid
+
+    body = json.dumps({"sentences": [["The", "late", uuid.uuid4().hex[:8], "arrived", "."]],
+                       "decoder": "mst", "deadline_ms": 1000}).encode()
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(b"POST /parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body))
+        time.sleep(2.0)
+        s.sendall(body)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    head, _, payload = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 504"), answer[:300]
+    err = json.loads(payload)["error"]
+    assert (err["code"], err["limit"], err["value"]) == ("deadline_exceeded", "deadline_ms", 1000)

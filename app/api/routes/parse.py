@@ -11,7 +11,7 @@ from ...errors import ServiceError
 from ...formats import to_conllu
 from ...schemas import ErrorResponse, ParseRequest, ParseResponse, SafeJSONResponse
 from ...service import client_gone, item_from_text, items_from_sentences, sentence_results
-from ..deps import ParseBody, ServiceDep, SettingsDep
+from ..deps import ParseBody, ServiceDep, SettingsDep, arrived_at
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ async def parse(req: ParseBody, request: Request, service: ServiceDep,
     else:
         raise ServiceError("missing_input", "the request needs `sentences` or `text`")
     plan = service.plan(req.model, req.decoder, dict(req.model_extra or {}), items,
-                        tagger=req.tagger)
+                        tagger=req.tagger, arrived_at=arrived_at(request))
     metrics.IN_FLIGHT.inc()
     try:
         await service.run(plan, client_gone(request.receive))

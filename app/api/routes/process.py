@@ -40,7 +40,7 @@ from ...formats import (
 )
 from ...schemas import ErrorResponse, ProcessRequest, ProcessResponse, SafeJSONResponse
 from ...service import client_gone, item_from_text, items_from_sentences, sentence_results
-from ..deps import ServiceDep, SettingsDep, decode_utf8, load_json
+from ..deps import ServiceDep, SettingsDep, arrived_at, decode_utf8, load_json
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ async def process(request: Request, service: ServiceDep, settings: SettingsDep) 
             items = read_vertical(data, settings)
     tagger = f.get("tagger") if f.get("tagger") in (ACCURATE, FAST) else None  # None: default
     plan = service.plan(_model(f.get("model"), service.dispatcher.catalogue()), decoder, opts,
-                        items, tagger=tagger)
+                        items, tagger=tagger, arrived_at=arrived_at(request))
     metrics.IN_FLIGHT.inc()
     try:
         await service.run(plan, client_gone(request.receive))
