@@ -8,9 +8,13 @@ with the job's budget, tagging untagged input with the job's `tagger` (fast when
 job from an older gateway has none). A request deadline (`deadline_at`, unix time)
 is shared out: each sentence's `deadline_ms` is its share, by tokens, of the time left
 (one long sentence does not take all of it), and it covers every stage of that
-sentence (`Pipeline.parse_words`). Between sentences the job stops when nobody waits
-for it any more: past `expires_at` (the gateway answers 504 then) or when `cancelled()`
-says its client has gone, so no job outlives its request by more than one sentence.
+sentence (`Pipeline.parse_words`). Between sentences, and between the chunks of the
+analyser's look-ahead (`parse_policy.ahead_chunks`), the job stops when nobody waits
+for it any more: past `expires_at` (the gateway answers 504 then), when `cancelled()`
+says its client has gone, or when at its own measured pace it cannot end before
+`expires_at` (`worker.pace`), so no job outlives its request by more than one step
+(issue 61, defect 1). A job for a decoder still compiling waits for the warm-up
+helper, asking the same between waits (`worker/warm.py`).
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ from models.warmup import load_pipelines
 
 from .config import WorkerConfig
 from .logsafe import REQUEST_ID
+from .pace import Pace
 from .protocol import JobError, LimitError, error_payload, rss_bytes
 from .warm import Warmer
 
@@ -81,6 +86,7 @@ class Engine:
         self.directories: list[str] = []
         self.warmer: Warmer | None = None
         self.on_warm: Callable[[], None] | None = None   # more decoders are warm
+        self.paces: dict[tuple[str, str, str], dict[str, float]] = {}  # the last job's
 
     # ---- start ---------------------------------------------------------------
     def load(self) -> None:
@@ -185,8 +191,7 @@ class Engine:
 
     def _run(self, job: dict, cancelled: Callable[[], bool] | None = None
              ) -> list[list[dict]]:
-        from models.parse_policy import ahead_windows  # loaded by load()
-        from models.pipeline import FAST
+        from models.pipeline import FAST  # loaded by load()
 
         for key, kind in JOB_FIELDS.items():
             if not isinstance(job.get(key), kind):
@@ -216,26 +221,46 @@ class Engine:
                 self._check(job, cancelled, f"{decoder} was still compiling")
         tagger = job.get("tagger") or FAST
         budget = dict(job.get("budget") or {})
-        deadline_at = job.get("deadline_at")
+        # `pace` says when the job cannot end before nobody waits (issue 61); until it
+        # has measured itself, by the last job's pace with this decoder and tagger
+        key = (job["model"], decoder, tagger)
+        pace = Pace(job.get("deadline_at"), job.get("expires_at"), prior=self.paces.get(key))
+        try:
+            return self._parse(pipe, job, prepared, pace, cancelled, tagger, budget)
+        finally:
+            self.paces[key] = pace.rates()
+
+    def _parse(self, pipe: Pipeline, job: dict, prepared: list[list[tuple]], pace: Pace,
+               cancelled: Callable[[], bool] | None, tagger: str, budget: dict
+               ) -> list[list[dict]]:
+        """The trees of a job's prepared sentences (see `_run`)."""
+        from models.parse_policy import ahead_windows
+
+        decoder, deadline_at = job["decoder"], job.get("deadline_at")
         fields = pipe.decoders().get(decoder, {}).get("fields", ())
         flat = [s for sents in prepared for s in sents]
-        # the analyser runs ahead window by window, so a job can stop between windows
+        n = len(flat)
+        # the analyser runs ahead window by window, each in chunks, so that a job can
+        # stop between chunks
         ahead = {a: flat[a:b] for a, b in ahead_windows([len(f) for f, _, _ in flat])}
         tokens_left = sum(len(forms) for forms, _, _ in flat)
+        state = {"analyse": sum(len(f) for f, t, _ in flat if t is None), "parse": tokens_left}
         done = 0
         out = []
         for item, sents in zip(job["items"], prepared):
             text = item.get("text", "")
             trees = []
             for forms, tags, words in sents:
-                self._check(job, cancelled, f"stopped after {done} of {n} sentences")
+                where = f"stopped after {done} of {n} sentences"
+                self._check(job, cancelled, where, pace, state)
                 if done in ahead:
-                    pipe.analyze_ahead([f for f, t, _ in ahead.pop(done) if t is None],
-                                       tagger, budget)
+                    self._analyze_window(pipe, [f for f, t, _ in ahead.pop(done) if t is None],
+                                         tagger, budget, job, cancelled, where, pace, state)
                 if deadline_at is not None and DEADLINE.name in fields:
                     share = (deadline_at - time.time()) * len(forms) / tokens_left
                     budget[DEADLINE.name] = max(1.0, share * 1000.0)
                 tokens_left -= len(forms)
+                started, t0 = time.time(), time.perf_counter()
                 if words is not None:
                     tree = pipe.parse_tokens(words, text, decoder, budget, tagger=tagger)
                 elif tags is None:
@@ -243,20 +268,43 @@ class Engine:
                 else:
                     tree = pipe.parse_words(forms, decoder, budget, upos=tags[0], xpos=tags[1],
                                             lemmas=tags[2])
+                pace.parsed(len(forms), started, time.perf_counter() - t0)
+                state["parse"] -= len(forms)
                 trees.append(tree_dict(tree))
                 done += 1
             out.append(trees)
         return out
 
+    def _analyze_window(self, pipe: Pipeline, window: list[list[str]], tagger: str,
+                        budget: dict, job: dict, cancelled: Callable[[], bool] | None,
+                        where: str, pace: Pace, state: dict[str, int]) -> None:
+        """Analyse one look-ahead window chunk by chunk (`ahead_chunks`), checking
+        between chunks that someone still waits and that the job can still end in time."""
+        from models.parse_policy import ahead_chunks
+
+        for a, b in ahead_chunks([len(f) for f in window]):
+            self._check(job, cancelled, where, pace, state)
+            words = sum(len(f) for f in window[a:b])
+            t0 = time.perf_counter()
+            pipe.analyze_ahead(window[a:b], tagger, budget)
+            pace.analysed(words, time.perf_counter() - t0)
+            state["analyse"] -= words
+
     @staticmethod
-    def _check(job: dict, cancelled: Callable[[], bool] | None, where: str) -> None:
+    def _check(job: dict, cancelled: Callable[[], bool] | None, where: str,
+               pace: Pace | None = None, left: dict[str, int] | None = None) -> None:
         """JobError when nobody waits for `job` any more: its client has gone
-        (`cancelled`) or its `expires_at` has passed; `where` says how far it got."""
+        (`cancelled`) or its `expires_at` has passed, or will have before the job can
+        end (`pace`, with the words `left` to analyse and parse); `where` says how far
+        it got."""
         if cancelled is not None and cancelled():
             raise JobError("client_closed", f"the client left; {where}")
         expires = job.get("expires_at")
         if expires is not None and time.time() > expires:
             raise JobError("expired", f"the gateway stopped waiting for this job; {where}")
+        if pace is not None and left is not None and pace.doomed(left["analyse"], left["parse"]):
+            raise JobError("expired", f"the job cannot end before the gateway stops waiting"
+                           f" for it, at the pace it has gone so far; {where}")
 
     @staticmethod
     def _prepare(pipe: Pipeline, item: dict, max_tokens: int, max_sents: int) -> list[tuple]:

@@ -1,0 +1,31 @@
+"""`worker.pace`: when a job's measured pace says it cannot end before its expiry."""
+from __future__ import annotations
+
+from worker.pace import SURE, Pace
+
+
+def test_a_job_is_doomed_only_by_what_it_has_measured_or_the_prior():
+    pace = Pace(deadline_at=100.0, expires_at=101.0)
+    assert not pace.doomed(10_000, 10_000, now=100.5)      # nothing measured: go on
+    pace.analysed(250, 0.5)                                 # 2 ms a word
+    assert pace.doomed(1750, 0, now=100.5)                  # 3.5 s of analysis left
+    assert not pace.doomed(250, 0, now=100.5)               # 0.5 s x SURE: it fits
+    assert Pace(100.0, 101.0, prior=pace.rates()).doomed(1750, 0, now=100.0)
+
+
+def test_parses_before_the_deadline_do_not_count():
+    """They search to their share of the deadline: dearer than the least effort after it."""
+    pace = Pace(deadline_at=100.0, expires_at=101.0)
+    pace.parsed(100, started=99.0, seconds=1.0)
+    assert not pace.doomed(0, 10_000, now=100.5)
+    pace.parsed(100, started=100.1, seconds=0.1)            # 1 ms a word, late
+    assert pace.doomed(0, 1000, now=100.5)
+    assert not pace.doomed(0, int(0.4 / 0.001 / SURE), now=100.5)
+    assert not pace.doomed(0, 1000, now=99.0)               # before the deadline: no parse
+                                                            # pace applies
+
+
+def test_without_an_expiry_nothing_is_doomed():
+    pace = Pace(deadline_at=None, expires_at=None)
+    pace.analysed(10, 100.0)
+    assert not pace.doomed(10**6, 10**6)

@@ -1,0 +1,67 @@
+"""Whether a job can still finish before nobody waits for it: its own measured pace.
+
+A job's answer is all its trees or none: once the gateway's wait (`expires_at`: the
+request's deadline plus DEADLINE_GRACE_S) has passed, every tree is wasted. Between
+sentences `worker.engine` stops a job past that time, but one step (a chunk of the
+analyser's look-ahead, one sentence's parse) can take a second or more on long
+sentences, so a job that has no chance went on for seconds after its 504 (issue 61,
+defect 1). `Pace` measures, within the job, the analyser's seconds per word and, past
+the request's deadline (where each sentence gets the least effort), the parses'
+seconds per word; `doomed` says when what is left, at that pace, cannot end before
+`expires_at`. Until the job has measured a step of its own it goes by the worker's
+last measured pace (`prior`: the engine keeps the last job's), so that a job that
+starts too late to end (the 1 ms deadline of the repro, a job queued until just
+before its expiry) stops before its first step. It is a lower bound of the work left
+(the parses before the deadline do not count, being dearer than the least effort),
+scaled by SURE (below 1), so that a job that could still answer is not stopped: the
+error is to stop late, never early.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+SURE = 0.8       # the share of the measured pace counted on: a margin for a faster rest
+
+
+@dataclass
+class Pace:
+    deadline_at: float | None      # unix time: past it, parses take the least effort
+    expires_at: float | None       # unix time: past it, nobody waits for the answer
+    analysed_words: int = 0
+    analysis_s: float = 0.0
+    parsed_words: int = 0          # parsed past the deadline
+    parse_s: float = 0.0
+    prior: dict[str, float] | None = None   # seconds a word: "analyse", "parse" (late)
+
+    def analysed(self, words: int, seconds: float) -> None:
+        self.analysed_words += words
+        self.analysis_s += seconds
+
+    def parsed(self, words: int, started: float, seconds: float) -> None:
+        """A sentence of `words` parsed in `seconds`, started at `started` (unix time)."""
+        if self.deadline_at is None or started >= self.deadline_at:
+            self.parsed_words += words
+            self.parse_s += seconds
+
+    def doomed(self, to_analyse: int, to_parse: int, now: float | None = None) -> bool:
+        """Whether analysing `to_analyse` more words and parsing `to_parse` more, at the
+        pace measured so far, surely ends past `expires_at`."""
+        if self.expires_at is None:
+            return False
+        now = time.time() if now is None else now
+        rates = self.rates()
+        need = to_analyse * rates.get("analyse", 0.0)
+        if self.deadline_at is None or now >= self.deadline_at:
+            need += to_parse * rates.get("parse", 0.0)
+        return now + SURE * need > self.expires_at
+
+    def rates(self) -> dict[str, float]:
+        """Seconds a word of analysis and of late parsing: this job's where it has
+        measured them, else the prior's."""
+        out = dict(self.prior or {})
+        if self.analysed_words:
+            out["analyse"] = self.analysis_s / self.analysed_words
+        if self.parsed_words:
+            out["parse"] = self.parse_s / self.parsed_words
+        return out
