@@ -54,7 +54,10 @@ def _quiet_access_log() -> None:
         access.addFilter(PathOnlyAccessLog())
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, primary: bool = True) -> FastAPI:
+    """The app; `primary` False for the second and later gateway processes of one
+    `deptree serve --gateways N`: they start no metrics server (the first one's merges
+    every process's samples)."""
     settings = settings or get_settings()
     _quiet_access_log()
 
@@ -66,7 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await dispatcher.start()
         app.state.service = ParseService(settings, dispatcher, cache)
         metrics_server = None
-        if settings.metrics_port:
+        if settings.metrics_port and primary:
             loop = asyncio.get_running_loop()
 
             def refresh() -> None:       # from the metrics thread: read status on the loop

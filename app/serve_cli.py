@@ -5,6 +5,11 @@ the `deptree` parser (app/cli.py calls them); `python -m app.serve_cli serve|wor
 works on its own too. Flags override the `DEPTREE_*` settings. Imports of the web
 stack happen inside the run functions, so registering the commands costs nothing
 and `PROMETHEUS_MULTIPROC_DIR` can be set before prometheus-client is loaded.
+
+`deptree serve --gateways N` (redis backend only: see `Settings.gateways`) runs N
+gateway processes on one port: each binds it with SO_REUSEPORT, so the kernel spreads
+new connections over them, and the parent holds the port, restarts a gateway that dies
+and passes SIGTERM on (each drains its requests as one gateway does).
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ import tempfile
 logger = logging.getLogger(__name__)
 
 DRAIN_S = 30     # on SIGTERM, requests in flight get this long (a container stop needs more)
+START_FAIL_S = 10   # --gateways: a gateway that dies this soon after its start is not restarted
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -54,6 +60,9 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", help="bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default 8000)")
     p.add_argument("--workers", type=int, help="worker processes to start (default 1)")
+    p.add_argument("--gateways", type=int,
+                   help="gateway processes serving the port (default 1; more need "
+                        "--backend redis, whose queue and cache they share)")
     p.add_argument("--backend", choices=("local", "redis"),
                    help="local: workers over pipes (default); redis: a Redis Stream")
     p.add_argument("--no-cache", action="store_true", help="disable the result cache")
@@ -78,23 +87,121 @@ def run_serve(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     s = _settings(args, host=args.host, port=args.port, workers=args.workers,
                   backend=args.backend, cache=False if args.no_cache else None,
-                  metrics_port=args.metrics_port)
+                  metrics_port=args.metrics_port, gateways=args.gateways)
     if s.backend == "local" or s.workers > 0:
         _check_models(s)
+    _raise_open_files_limit()
+    if s.gateways > 1:
+        return _serve_gateways(s)
     import uvicorn
 
+    uvicorn.run(**_uvicorn_options(s, primary=True), host=s.host, port=s.port)
+    return 0
+
+
+def _uvicorn_options(s, primary: bool) -> dict:
     from .connections import head_timeout_protocol
     from .main import create_app
 
-    _raise_open_files_limit()
     # log_config=None: uvicorn's loggers (the access log too) go through the root
     # handler of worker.logsafe (bounded, escaped lines with the request id). No
     # limit_concurrency: it counted idle connections; requests are limited by
     # ConcurrencyLimitMiddleware (max_connections) and heads by header_timeout_s.
-    uvicorn.run(create_app(s), host=s.host, port=s.port, log_level="info", log_config=None,
-                http=head_timeout_protocol(s.header_timeout_s),
-                timeout_graceful_shutdown=DRAIN_S)
-    return 0
+    return {"app": create_app(s, primary=primary), "log_level": "info", "log_config": None,
+            "http": head_timeout_protocol(s.header_timeout_s),
+            "timeout_graceful_shutdown": DRAIN_S}
+
+
+def _port_socket(host: str, port: int):
+    """A TCP socket bound to (host, port) with SO_REUSEPORT, not yet listening."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    return sock
+
+
+def _gateway(conf: dict, index: int, log_level: int) -> None:
+    """One gateway process of `--gateways N`: its own socket on the shared port (it
+    listens once the app has started), the settings it was given, and for every gateway
+    but the first no local workers (the first starts them) and no metrics server."""
+    import uvicorn
+
+    from worker.logsafe import configure_logging
+
+    from .core.config import load_settings
+
+    configure_logging(log_level)
+    s = load_settings(**{**conf, "workers": conf["workers"] if index == 0 else 0})
+    sock = _port_socket(s.host, s.port)
+    config = uvicorn.Config(**_uvicorn_options(s, primary=index == 0))
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _serve_gateways(s) -> int:
+    """Run s.gateways gateway processes on s.host:s.port until SIGTERM or SIGINT, which
+    each is passed (they drain as one gateway does). A gateway that dies after running a
+    while is started again; one that dies within START_FAIL_S of its start stops them all
+    (exit 1): it would only die again."""
+    import multiprocessing as mp
+    import signal
+    import time
+    from multiprocessing.connection import wait
+
+    holder = _port_socket(s.host, s.port)     # the port is ours (or this fails now)
+    conf = s.model_dump(mode="json")
+    conf["port"] = holder.getsockname()[1]
+    level = logging.getLogger().getEffectiveLevel()
+    ctx = mp.get_context("spawn")
+    procs: list = [None] * s.gateways
+    started = [0.0] * s.gateways
+    stopping = False
+
+    def start(i: int) -> None:
+        procs[i] = ctx.Process(target=_gateway, args=(conf, i, level),
+                               name=f"deptree-gateway-{i}")
+        procs[i].start()
+        started[i] = time.monotonic()
+        logger.info("gateway %d: pid %d on %s:%d", i, procs[i].pid, s.host, conf["port"])
+
+    def stop(signum, _frame) -> None:
+        nonlocal stopping
+        stopping = True
+        for p in procs:
+            if p is not None and p.is_alive():
+                os.kill(p.pid, signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    code = 0
+    try:
+        for i in range(s.gateways):
+            start(i)
+        while not stopping:
+            wait([p.sentinel for p in procs], timeout=1.0)
+            for i, p in enumerate(procs):
+                if stopping or p.is_alive():
+                    continue
+                if time.monotonic() - started[i] < START_FAIL_S:
+                    logger.error("gateway %d exited %s at start; stopping", i, p.exitcode)
+                    code = 1
+                    stop(signal.SIGTERM, None)
+                    break
+                logger.warning("gateway %d (pid %d) exited %s; starting it again", i, p.pid,
+                               p.exitcode)
+                start(i)
+    finally:
+        for p in procs:
+            if p is not None:
+                p.join(DRAIN_S + 10)
+                if p.is_alive():
+                    p.kill()
+                    p.join(5)
+        holder.close()
+    return code
 
 
 def _check_models(s) -> None:

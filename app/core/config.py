@@ -32,6 +32,14 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = Field(1, ge=0, description="worker processes started by the gateway")
+    gateways: int = Field(
+        1, ge=1, le=64, description="gateway processes serving the port (SO_REUSEPORT: the "
+                                    "kernel spreads connections over them). More than one "
+                                    "needs the redis backend: its job stream and Redis "
+                                    "cache are shared by every gateway, where the local "
+                                    "backend's worker pipes and in-process cache belong to "
+                                    "one process. `workers` local stream workers are "
+                                    "started once, by the first gateway")
     backend: Literal["local", "redis"] = "local"
     redis_url: str | None = Field(None, description="Redis for the cache and the redis backend")
     stream: str = Field("deptree", description="key prefix of the redis backend's stream")
@@ -120,6 +128,14 @@ class Settings(BaseSettings):
             v = json.loads(v) if v.strip().startswith("[") \
                 else [s for s in v.split(os.pathsep) if s]
         return v
+
+    @model_validator(mode="after")
+    def _gateways_share_redis(self) -> Settings:
+        if self.gateways > 1 and (self.backend != "redis" or not self.redis_url):
+            raise ValueError(f"gateways={self.gateways} needs the redis backend and a Redis URL"
+                             " (--backend redis --redis-url ...): the local backend's workers"
+                             " and in-process cache belong to one gateway process")
+        return self
 
     @model_validator(mode="after")
     def _separate_keys(self) -> Settings:

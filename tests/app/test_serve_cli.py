@@ -74,3 +74,85 @@ def test_model_that_cannot_load_is_reported_not_retried(serve, tmp_path):
         assert "model.json" in r.json()["error"]["message"]
         r = c.get("/udpipe/models")                    # UDPipe's list: none to offer
         assert r.status_code == 503 and r.json()["error"]["code"] == "no_workers"
+
+
+def test_gateways_need_the_redis_backend(monkeypatch):
+    """Several gateway processes share work through Redis only: with the local backend
+    each would hold its own workers and cache, so --gateways 2 is refused at once."""
+    monkeypatch.delenv("DEPTREE_REDIS_URL", raising=False)
+    r = subprocess.run([sys.executable, "-m", "app.serve_cli", "serve", "--gateways", "2",
+                        "--port", "1"], capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode == 2 and "gateways=2 needs the redis backend" in r.stderr, r.stderr
+
+
+def _gateway_connections(server_pid: int, port: int) -> dict[int, int]:
+    """Gateway pid (a spawned child of `deptree serve`) -> established connections it
+    holds on `port`, from /proc."""
+    import os
+
+    inodes = {}
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            cols = line.split()
+            if int(cols[1].split(":")[1], 16) == port and cols[3] == "01":
+                inodes[cols[9]] = True
+    out = {}
+    for pid in (int(d) for d in os.listdir("/proc") if d.isdigit()):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                parent = int(f.read().rsplit(") ", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except (OSError, ValueError):
+            continue
+        if parent != server_pid or b"spawn_main" not in cmd:
+            continue
+        held = 0
+        for fd in fds:
+            try:
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if link.startswith("socket:[") and link[8:-1] in inodes:
+                held += 1
+        out[pid] = held
+    return out
+
+
+def test_several_gateways_serve_one_port(serve, redis_server, wait_for):
+    """`deptree serve --gateways 2 --backend redis`: two gateway processes on one port,
+    the kernel spreading connections over both; a tree parsed through one is a cache hit
+    through the other (one Redis cache); a gateway that dies is started again while the
+    other goes on answering (issue 61, defect 7)."""
+    import os
+    import signal
+
+    import httpx
+
+    rs = redis_server()
+    srv = serve(workers=1, args=["--backend", "redis", "--gateways", "2"],
+                env={"DEPTREE_REDIS_URL": rs.url})
+    port = int(srv.url.rsplit(":", 1)[1])
+    body = {"sentences": [["Two", "gateways", "share", "one", "cache", "."]], "decoder": "mst"}
+    clients = [httpx.Client(base_url=srv.url, timeout=60) for _ in range(16)]
+    try:
+        first = clients[0].post("/parse", json=body)
+        assert first.status_code == 200 and first.json()["sentences"][0]["cached"] is False
+        for c in clients:                     # 16 connections, kept open
+            r = c.post("/parse", json=body)
+            assert r.status_code == 200 and r.json()["sentences"][0]["cached"] is True
+        held = _gateway_connections(srv.proc.pid, port)
+        assert len(held) == 2, held
+        assert all(n > 0 for n in held.values()), f"one gateway took every connection: {held}"
+    finally:
+        for c in clients:
+            c.close()
+    victim = max(held)
+    os.kill(victim, signal.SIGKILL)
+    with srv.client() as c:
+        for _ in range(10):                   # the other gateway answers meanwhile
+            assert c.post("/parse", json=body).status_code == 200
+    wait_for(lambda: len(now := _gateway_connections(srv.proc.pid, port)) == 2
+             and victim not in now, 60, "the killed gateway started again")
+    srv.wait_ready()
