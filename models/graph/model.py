@@ -122,7 +122,7 @@ class GraphModel:
             if S1 is not None:
                 S1 = S1 + arc_bonus
         return Scorer(self.order, S, allowed, enc.attrs, enc.upos_prefix, self.weights,
-                      self.mask, first_order=S1)
+                      self.mask, first_order=S1, neural=arc_bonus is not None)
 
     def label(self, enc: EncodedSentence, heads: np.ndarray) -> list[str]:
         """The labeler's relation of each arc of the tree heads (heads[0] = -1), within

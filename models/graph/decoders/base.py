@@ -32,6 +32,8 @@ class Scorer:
     mask: int
     first_order: np.ndarray | None = None  # scores of the model's own first-order model
                                            # (its pruner), all arcs; None: use S
+    neural: bool = False   # the analyser's arc scores are in S and first_order (greedy's
+                           # confidence has a temperature for each case)
 
     def score(self, heads: np.ndarray) -> float:
         mk, mv, mf = new_memo(self.S.shape[0] - 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from ...decoders import DEADLINE, DecoderSpec, Field, deadline_of
-from ..confidence import optima_confidence
+from ..confidence import greedy_confidence
 from ..decode_mst import decode_mst
 from ..rng import new_state
 from ..scoring import new_memo
@@ -51,7 +51,9 @@ def decode(sc: Scorer, b: dict) -> Decoded:
         "seconds": time.perf_counter() - t0,
     }
     if b["confidence"]:  # see models/graph/confidence.py
-        stats["confidence"] = optima_confidence(res.optima, res.optima_scores, res.heads)
+        stats["confidence"] = greedy_confidence(
+            sc.S if sc.first_order is None else sc.first_order, sc.allowed, sc.neural,
+            res.optima, res.optima_scores, res.heads)
         stats["confidence_samples"] = len(res.optima_scores)
     return Decoded(res.heads, res.score, stats,
                    (res.optima, res.optima_scores, res.optima_counts))
