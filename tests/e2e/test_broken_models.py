@@ -62,3 +62,29 @@ def test_a_models_directory_with_a_bad_model_refuses_to_start(model_dirs, tmp_pa
     assert code == 2, f"{command} did not refuse to start ({code}):\n{out[-3000:]}"
     assert message in out, out[-3000:]
     assert "Traceback" not in out
+
+
+ADMIN = "an-admin-key-0123456789"
+
+
+def test_a_model_damaged_after_start_is_named_and_the_old_workers_serve_on(serve, model_dirs,
+                                                                           tmp_path, wait_for):
+    """`POST /admin/workers/reload` after graph/weights.npz was cut short: the fresh
+    worker cannot load it, and says which file is wrong (it said "BadZipFile: File is
+    not a zip file"); the old worker goes on answering."""
+    src = resolve("en_ewt", search_dirs=[Path(d) for d in model_dirs])
+    models = tmp_path / "models"
+    m = linked_copy(src, models / "en_ewt", own="graph")
+    srv = serve(workers=1, env={"DEPTREE_MODEL_DIRS": str(models), "DEPTREE_ADMIN_KEY": ADMIN})
+    body = {"sentences": [["Still", "served", "."]], "decoder": "mst"}
+    with srv.client() as c:
+        assert c.post("/parse", json=body).status_code == 200
+        with open(m / "graph" / "weights.npz", "r+b") as f:
+            f.truncate(5_000_000)
+        assert c.post("/admin/workers/reload", headers={"X-Admin-Key": ADMIN}
+                      ).status_code == 202
+        error = wait_for(lambda: c.get("/ready").json()["workers"].get("error"), 120,
+                         "the reload's error")
+        assert f"{m / 'graph' / 'weights.npz'} is not a readable npz" in error, error
+        r = c.post("/parse", json={**body, "sentences": [["And", "again", "."]]})
+        assert r.status_code == 200, r.text
