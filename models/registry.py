@@ -15,6 +15,8 @@ size), so that a damaged model stops a start with a message that names the file.
 """
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 from .errors import ModelError
@@ -86,4 +88,20 @@ def check(directory: Path) -> PipelineConfig:
         if part is not None:
             for f in sorted(part.rglob("*.npz")):
                 check_npz(f)
+            if name == "graph":
+                _shared_files_inside(directory, part)
     return cfg
+
+
+def _shared_files_inside(directory: Path, graph: Path) -> None:
+    """The graph part may read the word clusters of another part (its model.json's
+    `word_classes`, e.g. "../frontend/tagger"): they must be in the model directory."""
+    try:
+        where = json.loads((graph / "model.json").read_text()).get("word_classes")
+    except (OSError, ValueError, AttributeError):
+        return                  # the graph loader says what is wrong with it
+    if isinstance(where, str) and where:
+        rel = os.path.normpath(graph.relative_to(directory) / where)
+        if os.path.isabs(where) or rel == ".." or rel.startswith(".." + os.sep):
+            raise ModelError(f"{graph / 'model.json'} reads its word clusters from "
+                             f"{where!r}, which is outside the model directory {directory}")

@@ -83,3 +83,21 @@ def test_two_directories_of_one_model_name_are_refused_naming_both(source, tmp_p
     assert str(evil) in str(err.value) and str(source) in str(err.value)
     # one directory named twice is no conflict
     assert directories(["en_ewt", "*"], [source.parent]) == [source]
+
+
+def test_word_clusters_outside_the_model_directory_are_refused(source, tmp_path):
+    """The graph part's model.json may name another part's clusters ("../frontend/
+    tagger"), and named any directory at all."""
+    import json
+
+    linked_copy(source, tmp_path / "outside")
+    m = linked_copy(source, tmp_path / "m", own="graph")
+    meta = json.loads((m / "graph" / "model.json").read_text())
+    if not isinstance(meta.get("word_classes"), str):
+        pytest.skip("this en_ewt's graph part has no clusters of another part")
+    meta["word_classes"] = "../../outside/frontend/tagger"
+    (m / "graph" / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="reads its word clusters from "
+                                         "'../../outside/frontend/tagger', which is outside"):
+        load_components(m)
+    check(linked_copy(source, tmp_path / "fine"))          # "../frontend/tagger" is inside
