@@ -6,7 +6,9 @@ waits for /ready, parses --sentences distinct en_ewt-like sentences once (so eve
 later request is a cache hit: checked, `cached` true), then drives POST /parse with
 them for --seconds s from `wrk` (Debian's wrk, one thread, --connections keep-alive
 connections, a Lua script cycling through the bodies) and reads its requests/s, p50,
-p99 and non-2xx count. Everything is on 127.0.0.1 and stops by itself.
+p99 and non-2xx count. `--local` adds a row for one gateway on the local backend (its
+in-process cache, no Redis: the default `deptree serve`). Everything is on 127.0.0.1
+and stops by itself.
 
 Usage (repository root; `apt-get install wrk redis-server`):
     python bench/load/gateway_cache_hits.py [--gateways 1 2 4] [--seconds 20]
@@ -92,18 +94,19 @@ def run_wrk(url: str, bodies: list[str], seconds: int, connections: int) -> dict
             "socket_errors": errors.group(1) if errors else None}
 
 
-def measure(gateways: int, args) -> dict:
+def measure(gateways: int, args, backend: str = "redis") -> dict:
     rport, port = free_port(), free_port()
     redis = subprocess.Popen(["redis-server", "--port", str(rport), "--bind", "127.0.0.1",
                               "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    flags = ["--backend", "redis", "--redis-url", f"redis://127.0.0.1:{rport}/0",
+             "--gateways", str(gateways)] if backend == "redis" else []
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "DEPTREE_MODELS": "en_ewt"}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     log = open(os.path.join(tempfile.gettempdir(), f"gateway-bench-{gateways}.log"), "wb")
     serve = subprocess.Popen(
         [sys.executable, "-m", "app.serve_cli", "serve", "--port", str(port), "--workers", "1",
-         "--backend", "redis", "--redis-url", f"redis://127.0.0.1:{rport}/0",
-         "--gateways", str(gateways)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+         *flags], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_ready(url, serve)
         bodies = [json.dumps({"sentences": [s], "decoder": "mst"})
@@ -115,7 +118,7 @@ def measure(gateways: int, args) -> dict:
                     r.raise_for_status()
                 assert r.json()["sentences"][0]["cached"] is True
         out = run_wrk(url, bodies, args.seconds, args.connections)
-        return {"gateways": gateways, "connections": args.connections,
+        return {"gateways": gateways, "backend": backend, "connections": args.connections,
                 "seconds": args.seconds, **out}
     finally:
         serve.send_signal(signal.SIGTERM)
@@ -134,10 +137,14 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--connections", type=int, default=64)
     ap.add_argument("--sentences", type=int, default=20)
+    ap.add_argument("--local", action="store_true",
+                    help="also one gateway on the local backend (in-process cache)")
     args = ap.parse_args()
     for tool in ("wrk", "redis-server"):
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is not installed (apt-get install {tool})")
+    if args.local:
+        print(json.dumps(measure(1, args, backend="local")), flush=True)
     for n in args.gateways:
         print(json.dumps(measure(n, args)), flush=True)
 
