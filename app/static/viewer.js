@@ -18,7 +18,7 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const STYLE = {
   font: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif",
   word: "#111111", pos: "#555555", arc: "#1f4e8c", diff: "#c2410c",
-  wordSize: 15, posSize: 12, labelSize: 12, pad: 12, levelHeight: 24, minWidth: 36,
+  wordSize: 15, posSize: 12, labelSize: 12, pad: 10, levelHeight: 24, minWidth: 36,
 };
 
 const state = { catalogue: null, last: null };

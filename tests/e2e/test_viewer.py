@@ -48,8 +48,10 @@ def browser(server, tmp_path):
             route.abort("internetdisconnected")
 
     with sync_api.sync_playwright() as pw:
+        # scroll bars drawn and taking room, as on a desktop (headless hides them)
         ctx = pw.chromium.launch_persistent_context(
             str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=ARGS,
+            ignore_default_args=["--hide-scrollbars"],
             viewport={"width": 1600, "height": 1000}, accept_downloads=True)
         ctx.route("**/*", offline)
         pg = ctx.pages[0] if ctx.pages else ctx.new_page()
@@ -278,6 +280,8 @@ def test_long_trees_are_read_whole_in_a_wide_window(server, page):
         assert hidden_labels(pane, scroll=False), "a 40-token tree is wider than 1400 px"
         note = pane.query_selector(".scroll-note")
         assert note.is_visible() and "scroll it sideways" in note.inner_text()
+        # a scroll bar that is drawn under the tree (not an overlay shown on hover)
+        assert pane.eval_on_selector(".scroller", "s => s.offsetHeight - s.clientHeight") > 4
         assert hidden_labels(pane, scroll=True) == []            # every label reachable
         fit = pane.query_selector("button.fit")
         assert fit.is_visible() and fit.get_attribute("aria-pressed") == "false"
