@@ -23,7 +23,8 @@ import tempfile
 logger = logging.getLogger(__name__)
 
 DRAIN_S = 30     # on SIGTERM, requests in flight get this long (a container stop needs more)
-START_FAIL_S = 10   # --gateways: a gateway that dies this soon after its start is not restarted
+START_FAIL_S = 10   # --gateways: a gateway that dies this soon after its start died "at start"
+START_FAILS = 3     # ... and after this many such deaths in a row, `deptree serve` gives up
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -143,9 +144,9 @@ def _gateway(conf: dict, index: int, log_level: int) -> None:
 
 def _serve_gateways(s) -> int:
     """Run s.gateways gateway processes on s.host:s.port until SIGTERM or SIGINT, which
-    each is passed (they drain as one gateway does). A gateway that dies after running a
-    while is started again; one that dies within START_FAIL_S of its start stops them all
-    (exit 1): it would only die again."""
+    each is passed (they drain as one gateway does). A gateway that dies is started
+    again (a second later if it died within START_FAIL_S of its start); after START_FAILS
+    such deaths in a row all stop (exit 1): it would only die again."""
     import multiprocessing as mp
     import signal
     import time
@@ -158,6 +159,7 @@ def _serve_gateways(s) -> int:
     ctx = mp.get_context("spawn")
     procs: list = [None] * s.gateways
     started = [0.0] * s.gateways
+    quick = [0] * s.gateways          # deaths within START_FAIL_S of the start, in a row
     stopping = False
 
     def start(i: int) -> None:
@@ -185,14 +187,20 @@ def _serve_gateways(s) -> int:
             for i, p in enumerate(procs):
                 if stopping or p.is_alive():
                     continue
-                if time.monotonic() - started[i] < START_FAIL_S:
-                    logger.error("gateway %d exited %s at start; stopping", i, p.exitcode)
+                early = time.monotonic() - started[i] < START_FAIL_S
+                quick[i] = quick[i] + 1 if early else 0
+                if quick[i] >= START_FAILS:
+                    logger.error("gateway %d exited %s at start %d times; stopping", i,
+                                 p.exitcode, quick[i])
                     code = 1
                     stop(signal.SIGTERM, None)
                     break
                 logger.warning("gateway %d (pid %d) exited %s; starting it again", i, p.pid,
                                p.exitcode)
-                start(i)
+                if early:
+                    time.sleep(1.0)
+                if not stopping:
+                    start(i)
     finally:
         for p in procs:
             if p is not None:
