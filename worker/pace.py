@@ -8,10 +8,10 @@ sentences, so a job that has no chance went on for seconds after its 504 (issue 
 defect 1). `Pace` measures, within the job, the analyser's seconds per word and, past
 the request's deadline (where each sentence gets the least effort), the parses'
 seconds per word; `doomed` says when what is left, at that pace, cannot end before
-`expires_at`. Until the job has measured a step of its own it goes by the worker's
-last measured pace (`prior`: the engine keeps the last job's), so that a job that
-starts too late to end (the 1 ms deadline of the repro, a job queued until just
-before its expiry) stops before its first step. It is a lower bound of the work left
+`expires_at`. Until the job has measured a step of its own, once past its deadline, it
+goes by the worker's last measured pace (`prior`: the engine keeps the last job's), so
+that a job that starts too late to end (the 1 ms deadline of the repro, a job queued
+until just before its expiry) stops before its first step. It is a lower bound of the work left
 (the parses before the deadline do not count, being dearer than the least effort),
 scaled by SURE (below 1), so that a job that could still answer is not stopped: the
 error is to stop late, never early.
@@ -50,16 +50,19 @@ class Pace:
         if self.expires_at is None:
             return False
         now = time.time() if now is None else now
-        rates = self.rates()
+        late = self.deadline_at is None or now >= self.deadline_at
+        rates = self.rates(prior=late)
         need = to_analyse * rates.get("analyse", 0.0)
-        if self.deadline_at is None or now >= self.deadline_at:
+        if late:
             need += to_parse * rates.get("parse", 0.0)
         return now + SURE * need > self.expires_at
 
-    def rates(self) -> dict[str, float]:
+    def rates(self, prior: bool = True) -> dict[str, float]:
         """Seconds a word of analysis and of late parsing: this job's where it has
-        measured them, else the prior's."""
-        out = dict(self.prior or {})
+        measured them, else (with `prior`) the prior's. `doomed` uses the prior only
+        past the deadline: another job's pace, measured under another load, never
+        stops a job that still has time of its own to measure itself."""
+        out = dict(self.prior or {}) if prior else {}
         if self.analysed_words:
             out["analyse"] = self.analysis_s / self.analysed_words
         if self.parsed_words:

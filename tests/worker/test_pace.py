@@ -11,6 +11,8 @@ def test_a_job_is_doomed_only_by_what_it_has_measured_or_the_prior():
     assert pace.doomed(1750, 0, now=100.5)                  # 3.5 s of analysis left
     assert not pace.doomed(250, 0, now=100.5)               # 0.5 s x SURE: it fits
     assert Pace(100.0, 101.0, prior=pace.rates()).doomed(1750, 0, now=100.0)
+    # before its deadline a job goes by its own pace only, never another job's
+    assert not Pace(100.0, 101.0, prior=pace.rates()).doomed(1750, 0, now=99.9)
 
 
 def test_parses_before_the_deadline_do_not_count():
