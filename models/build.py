@@ -2,7 +2,9 @@
 
 `build_model(train, dev, out, options)` runs the stages in order: the text
 front-end (tokenizer, splitter, linear tagger, lemmatizer, FEATS), jackknifed
-training tags, the neural analyser, the graph parser, the transition parser; then
+training tags, the neural analyser, the contextual analyser (the same network, also
+reading a pretrained encoder's states, where `encoder` names one), the graph
+parser, the transition parser; then
 it calibrates on the development set how the pipeline combines them
 (`calibrate.py`) and writes `pipeline.json`. The result is what `deptree parse
 --model DIR`, `deptree serve` and `GET /models` use as it is.
@@ -36,8 +38,9 @@ from models.errors import ModelError
 
 logger = logging.getLogger(__name__)
 
-STAGES = ("frontend", "jackknife", "neural", "graph", "transition", "calibrate")
-OPTIONAL = ("neural", "transition")      # stages a model can be built without
+STAGES = ("frontend", "jackknife", "neural", "contextual", "graph", "transition",
+          "calibrate")
+OPTIONAL = ("neural", "contextual", "transition")   # stages a model can be built without
 HOLDOUT_EVERY = 10
 ENSEMBLE_WORDS = 100_000       # below it, two analysers by default (`auto_analysers`)
 LATER_SHARE = 1.0              # `neural_seconds`: the later stages' time as a share of the
@@ -59,6 +62,7 @@ class BuildOptions:
     name: str = ""                 # the model's name (default: the output directory's)
     language: str = "und"
     vectors: str = ""              # pretrained word vectors for the neural analyser
+    encoder: str = ""              # the contextual analyser's encoder (`contextual.source`)
     word_classes: str = ""         # "spacy-lookups-data" (English) or a wordclasses.npz dir
     skip: tuple[str, ...] = ()     # stages left out (`OPTIONAL` only)
     order: int = 3                 # of the graph parser
@@ -138,7 +142,8 @@ def _prepare(train_path: Path, dev_path: Path | None, out: Path, opts: BuildOpti
                          f"{', '.join(OPTIONAL)} are optional")
     work = out / ".build"
     work.mkdir(parents=True, exist_ok=True)
-    options = {k: v for k, v in asdict(opts).items() if k not in RESUMABLE_WITH_OTHER}
+    options = {k: v for k, v in asdict(opts).items() if k not in RESUMABLE_WITH_OTHER
+               and not (k == "encoder" and not v)}    # builds from before it resume
     key = json.loads(json.dumps({"train": _sha(train_path),
                                  "dev": _sha(dev_path) if dev_path else None,
                                  "options": options | {"keep_work": None}}))
@@ -261,13 +266,22 @@ def neural_seconds(run: _Run, analysers: int) -> float | None:
     LATER_SHARE of that time, at least LATER_MIN: measured, they took 0.89-0.92x the
     front-end and jackknife on en_ewt and 104-229 s on the three smaller treebanks
     (bench/RESULTS.md, "A time budget for the build"). Each analyser's process spends
-    ANALYSER_OVERHEAD outside its epochs (vectors, encoding, saving; 15-30 s measured)."""
+    ANALYSER_OVERHEAD outside its epochs (vectors, encoding, saving; 15-30 s measured).
+    The contextual analyser, while its stage is still to run, is one analyser more
+    among which the time left is shared (and calibration runs twice)."""
     if not run.options.time_budget:
         return None
     before = sum(v["seconds"] for v in run.state.get("done", {}).values())
-    later = max(LATER_MIN, LATER_SHARE * before)
+    pending = contextual_pending(run)
+    later = max(LATER_MIN, LATER_SHARE * before) * (1.5 if run.options.encoder else 1.0)
     left = 60 * run.options.time_budget - before - later
-    return max(0.0, left / analysers - ANALYSER_OVERHEAD)
+    return max(0.0, left / (analysers + pending) - ANALYSER_OVERHEAD)
+
+
+def contextual_pending(run: _Run) -> int:
+    """1 while the contextual stage is still to run in this build, else 0."""
+    o = run.options
+    return int(bool(o.encoder) and "contextual" not in o.skip and not run.done("contextual"))
 
 
 def _neural(run: _Run) -> dict:
@@ -311,8 +325,34 @@ def _neural(run: _Run) -> dict:
     return {**done[0], "analysers": n, "members": done[1:]} if n > 1 else done[0]
 
 
-def _run_child(args: tuple, out: Path) -> None:
-    _spawn(_train_neural, args, "neural", out / "analyser.json", tunables=HUGE_PAGES)
+def _run_child(args: tuple, out: Path, stage: str = "neural") -> None:
+    _spawn(_train_neural, args, stage, out / "analyser.json", tunables=HUGE_PAGES)
+
+
+CONTEXTUAL_ANALYSERS_WORDS = 2   # the contextual analyser's epochs: as each of a pair's
+
+
+def _contextual(run: _Run) -> dict:
+    """One analyser that also reads the encoder's states (frozen, computed once into
+    .build/contextual), in a process of its own as the neural stage's are. It sees as
+    many words as each analyser of a pair (`auto_epochs(n, 2)`): it learns faster."""
+    from models.neural.train import auto_epochs
+
+    o = run.options
+    n_words = sum(len(s.words) for s in read_conllu(run.train))
+    epochs = o.neural_epochs or auto_epochs(n_words, CONTEXTUAL_ANALYSERS_WORDS)
+    seconds = neural_seconds(run, 1)
+    out, work = run.out / "contextual", run.work / "contextual"
+    if not (out / "analyser.json").exists():
+        work.mkdir(parents=True, exist_ok=True)
+        logger.info("contextual analyser (encoder %s, %d epochs)", o.encoder, epochs)
+        member = replace(o, neural_epochs=epochs)
+        args = (str(run.train), str(run.dev), str(out), str(work), o.vectors, asdict(member),
+                str(run.out / "frontend"), str(run.work / JAX_CACHE), seconds, o.encoder)
+        _run_child(args, out, "contextual")
+    meta = json.loads((out / "analyser.json").read_text(encoding="utf-8"))
+    return {"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch"),
+            "epochs": meta.get("epochs"), "encoder": meta.get("encoder")}
 
 
 def _child_start() -> None:
@@ -417,9 +457,9 @@ def _use_compilation_cache(directory: str) -> None:
 
 def _train_neural(train: str, dev: str, out: str, work: str, vectors_path: str,
                   options: dict, frontend: str, compiled: str,
-                  seconds: float | None = None) -> None:
+                  seconds: float | None = None, encoder: str = "") -> None:
     """The neural stage's process: train the analyser (within `seconds` of training, if
-    given) and save it to out."""
+    given; reading the named encoder's states, if given) and save it to out."""
     _child_start()
     _use_compilation_cache(compiled)
     from models.neural.train import NeuralConfig, train_analyser
@@ -433,9 +473,15 @@ def _train_neural(train: str, dev: str, out: str, work: str, vectors_path: str,
     linear = Tagger.load(str(Path(frontend) / "tagger"))
     cfg = NeuralConfig(**{**options["neural"], "epochs": options["neural_epochs"],
                           "seed": options["seed"]})
+    context = None
+    if encoder:
+        from models.contextual.features import ContextualFeatures
+        from models.contextual.source import EncoderSpec
+
+        context = ContextualFeatures(EncoderSpec.new(encoder))
     analyser = train_analyser(_words(Path(train)), _words(Path(dev)), cfg,
                               classes=linear.classes, vectors=vectors, checkpoint_dir=work,
-                              seconds=seconds)
+                              seconds=seconds, context=context)
     analyser.save(out)
 
 
@@ -508,6 +554,8 @@ def _calibrate(run: _Run) -> dict:
 
     _write_pipeline(run, {})
     settings = calibrate(run.out, run.dev)
+    if (run.out / "contextual").is_dir():
+        settings["contextual_settings"] = calibrate(run.out, run.dev, contextual=True)
     _write_pipeline(run, settings)
     return settings
 
@@ -516,7 +564,8 @@ def _write_pipeline(run: _Run, settings: dict) -> None:
     from models.pipeline_config import FORMAT_VERSION
 
     o = run.options
-    parts = {p: p for p in ("graph", "neural", "transition") if (run.out / p).is_dir()}
+    parts = {p: p for p in ("graph", "neural", "contextual", "transition")
+             if (run.out / p).is_dir()}
     meta = {"format_version": FORMAT_VERSION, "name": o.name or run.out.name,
             "language": o.language, "version": "1", "frontend": "frontend", **parts,
             "description": f"trained by `deptree train` on {run.state['key']['train']} "
@@ -529,7 +578,7 @@ def _write_pipeline(run: _Run, settings: dict) -> None:
 
 
 _RUNNERS = {"frontend": _frontend, "jackknife": _jackknife, "neural": _neural,
-            "graph": _graph, "transition": _transition, "calibrate": _calibrate}
+            "contextual": _contextual, "graph": _graph, "transition": _transition, "calibrate": _calibrate}
 
 
 def build_model(train: str | Path, dev: str | Path | None, out: str | Path,
@@ -538,7 +587,8 @@ def build_model(train: str | Path, dev: str | Path | None, out: str | Path,
     opts = options or BuildOptions()
     run = _prepare(Path(train), Path(dev) if dev else None, Path(out), opts)
     todo = [s for s in STAGES if s not in opts.skip
-            and not (s == "jackknife" and not jackknifed(opts))]
+            and not (s == "jackknife" and not jackknifed(opts))
+            and not (s == "contextual" and not opts.encoder)]
     t_all = time.time()
     for i, stage in enumerate(todo, 1):
         if run.done(stage):

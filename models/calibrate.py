@@ -72,10 +72,16 @@ def _tag_weight(c, forms: list[list[str]], gold_tags: list[list[tuple]]) -> tupl
     return best, table
 
 
-def calibrate(model_dir: Path, dev_path: Path) -> dict:
+def calibrate(model_dir: Path, dev_path: Path, contextual: bool = False) -> dict:
     """The settings (and the figures they were chosen by) for model_dir's
-    pipeline.json; without an analyser, an empty dict (the defaults)."""
+    pipeline.json; without an analyser, an empty dict (the defaults). With
+    `contextual`, those of the contextual analyser (`Components.with_contextual`:
+    pipeline.json's `contextual_settings`)."""
     c = load_components(model_dir)
+    if contextual:
+        if c.contextual is None or c.tagger is None:
+            return {}
+        c = c.with_contextual()
     if c.analyser is None or c.tagger is None:
         return {}
     dev = _dev(dev_path)

@@ -34,6 +34,7 @@ class Components:
     feats: object | None = None
     analyser: object | None = None         # `NeuralAnalyser` or `AnalyserEnsemble`
     accurate: object | None = None         # `neural.tagger.AnalyserTagger`
+    contextual: object | None = None       # the `NeuralAnalyser` that reads an encoder
     transition: object | None = None
     version: str = ""
     _views: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -59,6 +60,22 @@ class Components:
                         if self.accurate is not None else None)
             self._views[k] = replace(self, analyser=analyser, accurate=accurate)
         return self._views[k]
+
+
+    def with_contextual(self) -> Components:
+        """These parts as the `contextual` tagger sees them: the analyser that reads
+        the pretrained encoder in place of the other, with its own calibrated settings
+        (`PipelineConfig.for_contextual`); the policy code below needs no other case."""
+        if self.contextual is None:
+            raise ModelError(f"model {self.config.name} has no contextual analyser")
+        if "contextual" not in self._views:
+            from models.neural.tagger import AnalyserTagger
+
+            cfg = self.config.for_contextual()
+            accurate = AnalyserTagger(self.tagger, self.contextual, cfg.tag_weight)
+            self._views["contextual"] = replace(self, config=cfg, analyser=self.contextual,
+                                                accurate=accurate)
+        return self._views["contextual"]
 
 
 def _digest(root: Path) -> str:
@@ -116,6 +133,13 @@ def load_components(directory: Path) -> Components:
         logger.warning("%s: its neural tagger and arc scorer are of an older kind this "
                        "deptree no longer reads; retrain the model with `deptree train`",
                        directory)
+    cd = cfg.part(directory, "contextual")
+    if cd is not None:
+        from models.neural.network import NeuralAnalyser
+
+        c.contextual = NeuralAnalyser.load(str(cd))
+        if c.contextual.context is None:
+            raise ModelError(f"model {cfg.name}: its contextual part {cd} reads no encoder")
     td = cfg.part(directory, "transition")
     if td is not None:
         from models import transition as transition_model

@@ -30,10 +30,10 @@ from models.parse_policy import (
 )
 from models.parsed import MultiwordToken, ParsedToken, ParsedTree, assemble, mark_tokens
 from models.registry import resolve
-from models.tagging import ACCURATE, AUTO, FAST, Tagging
+from models.tagging import ACCURATE, AUTO, CONTEXTUAL, FAST, Tagging
 
-__all__ = ["ACCURATE", "AUTO", "FAST", "NEURAL", "SELECTIONAL", "MultiwordToken", "ParsedToken",
-           "ParsedTree", "Pipeline"]
+__all__ = ["ACCURATE", "AUTO", "CONTEXTUAL", "FAST", "NEURAL", "SELECTIONAL", "MultiwordToken",
+           "ParsedToken", "ParsedTree", "Pipeline"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +64,13 @@ class Pipeline:
     labels = property(lambda self: list(self.c.graph.labels))
 
     @property
+    def encoder(self) -> dict | None:
+        """The pretrained encoder of the contextual analyser (name, package versions,
+        layers), None without one."""
+        ctx = self.c.contextual
+        return None if ctx is None else ctx.context.spec.to_json()
+
+    @property
     def arc_weight(self) -> float | None:
         """What `neural` unset means with the accurate tagger (None: no analyser)."""
         return self.c.config.arc_weight if self.c.analyser is not None else None
@@ -75,10 +82,12 @@ class Pipeline:
     # ---- front-end -----------------------------------------------------------
     def tag(self, forms: Sequence[str], tagger: str = AUTO) -> tuple[list, list, list]:
         """(upos, xpos, lemmas) from the model's own tagger (`taggers`) and lemmatizer."""
-        return self.tagging.tag(forms, tagger)
+        _, tagging, _, inner = self._view(None, tagger)
+        return tagging.tag(forms, inner)
 
     def choose_tags(self, forms: Sequence[str], tagger: str = AUTO) -> tuple[list, list, list]:
-        return self.tagging.choose_tags(forms, tagger)
+        _, tagging, _, inner = self._view(None, tagger)
+        return tagging.choose_tags(forms, inner)
 
     def tokenize(self, text: str, split: bool = True, limit: int | None = None
                  ) -> list[list]:
@@ -90,19 +99,27 @@ class Pipeline:
         sents = tok.tokenize(text, limit) if split else [tok.tokenize_sentence(text, limit)]
         return [s for s in sents if s]
 
-    def _view(self, budget: dict | None) -> tuple[Components, Tagging, dict]:
-        """The parts and tagging a request's budget field `analysers` asks for, and the
-        budget without it."""
-        c, budget = take_analysers(self.c, budget)
+    def _view(self, budget: dict | None, tagger: str = AUTO
+              ) -> tuple[Components, Tagging, dict, str]:
+        """The parts and tagging a request's tagger and budget field `analysers` ask
+        for, the budget without that field, and the tagger within those parts: the
+        `contextual` tagger is the `accurate` one of the contextual view
+        (`Components.with_contextual`)."""
+        tagger = self.tagging.resolve(tagger)
+        if tagger == CONTEXTUAL and self.c.contextual is not None:
+            c, tagger = self.c.with_contextual(), ACCURATE
+            _, budget = take_analysers(self.c, budget)
+        else:
+            c, budget = take_analysers(self.c, budget)
         if id(c) not in self._taggings:
             self._taggings[id(c)] = Tagging(c)
-        return c, self._taggings[id(c)], budget
+        return c, self._taggings[id(c)], budget, tagger
 
     def analyze_ahead(self, sentences: Sequence[Sequence[str]], tagger: str,
                       budget: dict | None = None) -> None:
         """Analyse a job's sentences as one batch where their parses will use it."""
-        c, tagging, budget = self._view(budget)
-        analyze_ahead(c, sentences, tagging.resolve(tagger) == ACCURATE, budget)
+        c, _, budget, inner = self._view(budget, tagger)
+        analyze_ahead(c, sentences, inner == ACCURATE, budget)
 
     # ---- parsing -------------------------------------------------------------
     def parse_words(self, forms: Sequence[str], decoder: str = "greedy",
@@ -115,9 +132,9 @@ class Pipeline:
         if not forms:
             raise BudgetError("a sentence needs at least one word")
         t0 = time.perf_counter()
-        c, tagging, budget = self._view(budget)
+        named = self.tagging.resolve(tagger)      # what the answer says it used
+        c, tagging, budget, tagger = self._view(budget, tagger)
         deadline = deadline_of(budget)            # covers re-tagging and every decoder
-        tagger = tagging.resolve(tagger)
         tagged = upos is None or xpos is None
         if tagged:
             upos, xpos, own = tagging.tag_for(forms, tagger, decoder, deadline)
@@ -135,7 +152,7 @@ class Pipeline:
         stats["seconds"] = time.perf_counter() - t0
         stats["seconds_per_token"] = stats["seconds"] / len(forms)
         if tagged:               # what tagging (re-tagging included) took of `seconds`
-            stats["tagger"] = tagger
+            stats["tagger"] = named
             stats["tag_seconds"] = tag_seconds
         if self.c.analysers > 1 and (stats.get(NEURAL) or (tagged and tagger == ACCURATE)):
             stats["analysers"] = c.analysers        # of the model's ensemble, this parse's

@@ -11,14 +11,17 @@ older hand-written kind (format 1). A missing part or another format is a
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path, PurePath
 from typing import Any
 
 from models.errors import ModelError
 
 FORMAT_VERSION = 2
-PARTS = ("graph", "frontend", "neural", "transition")
+PARTS = ("graph", "frontend", "neural", "transition", "contextual")
+# the settings calibrated for an analyser, which the contextual one has its own of
+CALIBRATED = ("tag_weight", "arc_weight", "label_mix", "tag_flips", "feats_min_prob",
+              "decoder_defaults")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,11 @@ class PipelineConfig:
     frontend: str | None = "frontend"
     neural: str | None = None
     transition: str | None = None
+    # the analyser that also reads a pretrained encoder (the `contextual` tagger), and
+    # its own calibrated settings (`CALIBRATED`), which stand in for the ones below
+    # when a request chooses it
+    contextual: str | None = None
+    contextual_settings: dict[str, Any] = field(default_factory=dict)
     # the accurate tagger: linear scores + the analyser's log-probabilities / tag_weight
     tag_weight: float = 6.0
     # weight of the analyser's arc scores when a request leaves `neural` unset and
@@ -79,6 +87,8 @@ class PipelineConfig:
                              f"versions 1 and {FORMAT_VERSION}: retrain the model with "
                              "`deptree train`")
         known = {f.name for f in fields(cls)} - {"extra", "tag_flips"}
+        if not isinstance(raw.get("contextual_settings", {}), dict):
+            raise ModelError(f"{path}: contextual_settings must be an object")
         kw = {k: raw[k] for k in known if k in raw}
         kw.setdefault("name", directory.name)
         if version == 1:             # hand-written: parts as listed, or present
@@ -91,6 +101,17 @@ class PipelineConfig:
                              "must be a number")
         return cls(**kw, tag_flips=TagFlips(**flips),
                    extra={k: v for k, v in raw.items() if k not in known | {"tag_flips"}})
+
+    def for_contextual(self) -> PipelineConfig:
+        """These settings with the contextual analyser's calibrated ones in place of
+        the accurate tagger's."""
+        own = {k: v for k, v in self.contextual_settings.items() if k in CALIBRATED}
+        flips = own.pop("tag_flips", None)
+        if flips is not None:
+            if "decoders" in flips:
+                flips = {**flips, "decoders": tuple(flips["decoders"])}
+            own["tag_flips"] = TagFlips(**{**asdict(self.tag_flips), **flips})
+        return replace(self, **own)
 
     def part(self, directory: Path, name: str) -> Path | None:
         """The directory of part `name`, None when the model has none; a part that

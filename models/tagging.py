@@ -1,8 +1,11 @@
 """Tagging a sentence for the parser: which tagger, and re-tagging where it hesitates.
 
-Two taggers a request can choose: `fast`, the linear tagger, and `accurate`, the
+Three taggers a request can choose: `fast`, the linear tagger; `accurate`, the
 linear tagger plus the neural analyser (`neural/tagger.py`), where the model has
-one. Lemmas come from the lemmatizer, over the chosen tags. `choose_tags` lets the
+one; and `contextual`, the same with the analyser that also reads a pretrained
+encoder (`contextual/`), where the model has it. A `contextual` request runs on the
+parts' contextual view (`Components.with_contextual`), where that analyser is the
+accurate one. Lemmas come from the lemmatizer, over the chosen tags. `choose_tags` lets the
 parser decide between a hesitant word's two best tags (a light joint tagging and
 parsing step, cf. Bohnet & Nivre 2012).
 """
@@ -18,6 +21,7 @@ from models.errors import ModelError
 from models.graph.decoders import BudgetError
 
 FAST, ACCURATE, AUTO = "fast", "accurate", "auto"   # auto: the most accurate one there is
+CONTEXTUAL = "contextual"
 Tags = tuple[list[str], list[str], list[str]]      # (upos, xpos, lemmas)
 
 
@@ -28,16 +32,19 @@ class Tagging:
 
     @property
     def taggers(self) -> list[str]:
-        """The taggers a request may choose: `fast` and, where the model has the
-        neural analyser, `accurate` (several times slower per token)."""
+        """The taggers a request may choose, the most accurate last: `fast`, and where
+        the model has them, `accurate` (several times slower per token) and
+        `contextual`."""
         if self.c.tagger is None:
             return []
-        return [FAST] + ([ACCURATE] if self.c.accurate is not None else [])
+        return ([FAST] + ([ACCURATE] if self.c.accurate is not None else [])
+                + ([CONTEXTUAL] if self.c.contextual is not None else []))
 
     def resolve(self, name: str) -> str:
-        """`auto` as the tagger it stands for; other names as they are."""
+        """`auto` as the tagger it stands for (the last of `taggers`); other names as
+        they are."""
         if name == AUTO:
-            return ACCURATE if self.c.accurate is not None else FAST
+            return self.taggers[-1] if self.taggers else FAST
         return name
 
     def tagger(self, name: str):

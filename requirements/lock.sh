@@ -5,6 +5,7 @@
 #
 #   requirements/runtime.txt   [project.dependencies]: what `deptree serve` needs (Docker)
 #   requirements/test.txt      runtime + the `test` extra (JAX and optax included)
+#   requirements/contextual.txt  runtime + the `contextual` extra: serving with the encoder
 #
 # Versions already pinned are kept unless pyproject.toml rules them out; pass
 # --upgrade (or --upgrade-package NAME) to move to newer releases. To lock another
@@ -30,3 +31,4 @@ lock() {   # lock NAME [uv pip compile flags...]
 
 lock runtime "$@"
 lock test --extra test "$@"
+lock contextual --extra contextual "$@"

@@ -149,7 +149,9 @@ class Engine:
                         "analysers": pipe.analysers,
                         # what `neural` unset means with the accurate tagger (None: no
                         # neural analyser)
-                        "arc_weight": pipe.arc_weight}
+                        "arc_weight": pipe.arc_weight,
+                        # the pretrained encoder the `contextual` tagger reads (None: none)
+                        "encoder": pipe.encoder}
         return out
 
     def info(self) -> dict[str, Any]:

@@ -61,8 +61,10 @@ class Settings(BaseSettings):
     default_decoder: str = "greedy"
     default_tagger: str = Field(
         "auto", description='tagger of raw and tokenized input: "auto" (the most accurate '
-                            'the model has), "fast" (linear) or "accurate" (+ the neural '
-                            'analyser, where the model has it; GET /models lists `taggers`)')
+                            'the model has), "fast" (linear), "accurate" (+ the neural '
+                            'analyser) or "contextual" (+ the analyser that reads a '
+                            'pretrained encoder), where the model has them; GET /models '
+                            'lists `taggers`')
     default_budget: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description='per-decoder budget defaults, e.g. {"greedy": {"restarts": 50}}')

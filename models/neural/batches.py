@@ -18,10 +18,16 @@ Word = tuple[str, str, str, str, int, str]
 
 class Encoded:
     """A treebank as arrays: per sentence the word, character and vector ids of its
-    words and their gold class, FEATS, head and relation ids."""
+    words and their gold class, FEATS, head and relation ids; with `context`, each
+    sentence's encoder states [n, L, H] (float16, `contextual.features`)."""
 
     def __init__(self, sentences: Sequence[Sequence[Word]], lookup: Lookup,
-                 vectors: WordVectors | None):
+                 vectors: WordVectors | None, context: Sequence[np.ndarray] | None = None):
+        if context is not None and len(context) != len(sentences):
+            raise ValueError(f"{len(context)} contextual states for {len(sentences)} "
+                             "sentences")
+        self.context = None if context is None else [np.asarray(c, np.float16)
+                                                     for c in context]
         forms = sorted({w[0] for s in sentences for w in s})
         index = {f: i for i, f in enumerate(forms)}
         self.type_word = np.array([lookup.word_id(f) for f in forms], np.int32)
@@ -101,7 +107,17 @@ class Encoded:
             words = np.where(real & (rng.random(words.shape) < word_dropout / (word_dropout + f)),
                              UNKNOWN, words)
         chars = np.where(real[..., None], self.type_chars[types], PAD)
-        return {"words": words.astype(np.int32), "chars": chars.astype(np.int32),
+        extra = {}
+        if self.context is not None:
+            ctx = np.zeros((size, n) + self.context[0].shape[1:], np.float16)
+            for r, row in enumerate(batch):
+                at = 0
+                for i in row:
+                    k = len(self.types[i])
+                    ctx[r, at:at + k] = self.context[i]
+                    at += k
+            extra["context"] = ctx
+        return {**extra, "words": words.astype(np.int32), "chars": chars.astype(np.int32),
                 "affixes": self.type_affixes[types].astype(np.int32),
                 "vectors": np.where(real, self.type_vector[types], 0).astype(np.int32),
                 "seg": seg, "tags": gold[..., 0], "feats": gold[..., 1],

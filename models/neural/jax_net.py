@@ -30,7 +30,11 @@ def import_jax():
 
 
 
-def init_params(key, vocab: Vocab, cfg: NeuralConfig, vectors: WordVectors | None) -> dict:
+def init_params(key, vocab: Vocab, cfg: NeuralConfig, vectors: WordVectors | None,
+                context: tuple[int, int] | None = None) -> dict:
+    """The analyser's initial parameters; `context` (layers, hidden size) adds the
+    contextual encoder's scalar mix ("ctx_mix", "ctx_scale") and projection
+    ("ctx_proj" [hidden, cfg.context_dim])."""
     jax, jnp, _ = import_jax()
     keys = iter(jax.random.split(key, 32 + 4 * cfg.layers))
 
@@ -55,6 +59,12 @@ def init_params(key, vocab: Vocab, cfg: NeuralConfig, vectors: WordVectors | Non
         p["vec_proj"] = dense(vectors.dims, cfg.vector_dim) * (
             math.sqrt(vectors.dims) / max(float(np.median(norms[1:])), 1e-6))
         width += cfg.vector_dim
+    if context is not None:
+        n_layers, dims = context
+        p["ctx_mix"] = jnp.zeros(n_layers)                # softmax weights of the layers
+        p["ctx_scale"] = jnp.ones(1)
+        p["ctx_proj"] = dense(dims, cfg.context_dim)
+        width += cfg.context_dim
     h = cfg.hidden
     s = 1.0 / math.sqrt(h)
     for layer in range(cfg.layers):
@@ -77,7 +87,7 @@ def init_params(key, vocab: Vocab, cfg: NeuralConfig, vectors: WordVectors | Non
 
 
 def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0,
-                 precision: str = "f32"):
+                 precision: str = "f32", context: bool = False):
     """forward(params, batch, key, keep_input, keep_hidden) -> dict of "tag", "feats"
     log-probabilities [B, T, *], "arc" log P(head | dep) [B, T, T + 1] (head 0 the
     root, head k + 1 the word at row position k), "lab_head" [B, T + 1, L] and
@@ -86,7 +96,8 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0,
     at each sentence and a word's heads are its own sentence's words and the root, so
     every sentence is analysed as if alone, and every batch has one of two shapes.
     batch: "words" [B, T], "chars" [B, T, C], "affixes" [B, T, A], "vectors" [B, T],
-    "seg" [B, T] (the sentence of each position within its row, -1 for padding).
+    "seg" [B, T] (the sentence of each position within its row, -1 for padding), and
+    with `context` "context" [B, T, L, H] (each word's encoder states, `contextual/`).
     precision: the type of the matrix products' operands, 'f32' or 'bf16'
     (`precision.py`); the batched products of the biaffine scores stay float32."""
     jax, jnp, _ = import_jax()
@@ -129,6 +140,8 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0,
         parts += [p[f"affix{c}"][batch["affixes"][..., c]] for c in range(n_affix)]
         if vec is not None:
             parts.append(dense(vec[batch["vectors"]], p["vec_proj"]))
+        if context:
+            parts.append(dense(mix_layers(p, batch["context"]), p["ctx_proj"]))
         keys = [None] * (layers + 5) if key is None else list(jax.random.split(key, layers + 5))
         x = dropout(keys[0], jnp.concatenate(parts, axis=-1), keep_input)
         prev = jnp.concatenate([jnp.full((n_batch, 1), -2), seg[:, :-1]], axis=1)
@@ -156,6 +169,14 @@ def make_forward(table: np.ndarray | None, layers: int, n_affix: int = 0,
                 "arc": jax.nn.log_softmax(s, -1), "lab_head": lab_head, "lab_dep": lab_dep}
 
     return forward
+
+
+def mix_layers(p, states):
+    """The scalar mix of the encoder's layers (Peters et al. 2018, eq. 1): states
+    [..., L, H] -> scale x sum_l softmax(ctx_mix)_l states_l, [..., H]."""
+    jax, jnp, _ = import_jax()
+    w = jax.nn.softmax(p["ctx_mix"])
+    return p["ctx_scale"] * jnp.einsum("...lh,l->...h", states.astype(jnp.float32), w)
 
 
 def label_scores(p, lab_head, lab_dep, heads, precision: str = "f32"):

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.contextual.features import ContextualFeatures
+from models.contextual.source import EncoderSpec
 from models.errors import ModelError
 from models.neural.vocab import Lookup, Vocab
 from models.text.word_vectors import WordVectors
@@ -142,13 +144,21 @@ class NeuralAnalyser:
     """
 
     def __init__(self, vocab: Vocab, params: dict[str, np.ndarray],
-                 vectors: WordVectors | None = None, meta: dict | None = None):
+                 vectors: WordVectors | None = None, meta: dict | None = None,
+                 context: ContextualFeatures | None = None):
         self.vocab = vocab
         self.lookup = Lookup(vocab)
         self.params = {k: np.asarray(v, np.float32) for k, v in params.items()}
         if ("vec_proj" in self.params) != (vectors is not None):
             raise ModelError("the analyser's weights and its word vectors do not match")
+        if ("ctx_proj" in self.params) != (context is not None):
+            raise ModelError("the analyser's weights and its contextual encoder do not match")
         self.vectors = vectors
+        self.context = context
+        if context is not None:        # the scalar mix folded into one [L, H] weighting
+            p = self.params
+            w = np.exp(p["ctx_mix"] - p["ctx_mix"].max())
+            self._mix = (p["ctx_scale"] * w / w.sum()).astype(np.float32)
         self.meta = dict(meta or {})
         self.layers = sum(1 for k in self.params if k.startswith("wh"))
         U = self.params["lab_U"]                                          # [R, L, L]
@@ -178,8 +188,18 @@ class NeuralAnalyser:
 
     @property
     def input_dim(self) -> int:
+        """The width of `input_rows` (the contextual part is not in it)."""
         p = self.params
-        return p["wx0"].shape[1]
+        return p["wx0"].shape[1] - (0 if self.context is None else p["ctx_proj"].shape[1])
+
+    def context_rows(self, sentences: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """float32 [n_i, context_dim] per sentence: the projected mix of the encoder's
+        states of its words (none without an encoder)."""
+        if self.context is None:
+            return [np.zeros((len(s), 0), np.float32) for s in sentences]
+        proj = self.params["ctx_proj"]
+        states = self.context.sentences([list(s) for s in sentences])
+        return [np.einsum("nlh,l->nh", x, self._mix) @ proj for x in states]
 
     def _compute_rows(self, forms: Sequence[str]) -> np.ndarray:
         p, look = self.params, self.lookup
@@ -194,13 +214,17 @@ class NeuralAnalyser:
         return np.concatenate(parts, axis=1).astype(np.float32)
 
     # -- forward -------------------------------------------------------------------
-    def states(self, sentences: Sequence[Sequence[str]]) -> list[np.ndarray]:
-        """The top BiLSTM layer's states [n_i, 2H] of each sentence, run as one batch."""
+    def states(self, sentences: Sequence[Sequence[str]],
+               context: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+        """The top BiLSTM layer's states [n_i, 2H] of each sentence, run as one batch;
+        `context`: their `context_rows`, when computed already."""
         lengths = np.array([len(s) for s in sentences])
         steps = int(lengths.max())
-        x = np.zeros((len(sentences), steps, self.input_dim), np.float32)
+        if context is None:
+            context = self.context_rows(sentences)
+        x = np.zeros((len(sentences), steps, self.params["wx0"].shape[1]), np.float32)
         for i, s in enumerate(sentences):
-            x[i, :len(s)] = self.input_rows(s)
+            x[i, :len(s)] = np.concatenate([self.input_rows(s), context[i]], axis=1)
         p = self.params
         for layer in range(self.layers):
             x = bilstm(x, lengths, p[f"wx{layer}"], p[f"wh{layer}"], p[f"b{layer}"])
@@ -215,8 +239,11 @@ class NeuralAnalyser:
         todo = sorted(dict.fromkeys(k for k in keys if k not in got), key=len)
         if todo:
             new = []
+            # the encoder batches by length itself, over all of them at once
+            ctx = dict(zip(todo, self.context_rows(todo))) if self.context else None
             for group in _similar_lengths(todo):      # little padding in each batch
-                new += [self._heads(x) for x in self.states(group)]
+                rows = None if ctx is None else [ctx[k] for k in group]
+                new += [self._heads(x) for x in self.states(group, rows)]
             got.update(zip(todo, new))
             with self._lock:
                 for k, a in zip(todo, new):
@@ -277,6 +304,8 @@ class NeuralAnalyser:
                             **{k: v.astype(np.float16) for k, v in self.params.items()})
         header = {"format_version": FORMAT_VERSION, "vocab": self.vocab.to_json(),
                   "vectors": self.vectors is not None, **self.meta}
+        if self.context is not None:
+            header["encoder"] = self.context.spec.to_json()
         with open(os.path.join(directory, HEADER), "w", encoding="utf-8") as f:
             json.dump(header, f, ensure_ascii=False, separators=(",", ":"))
         if self.vectors is not None:
@@ -297,8 +326,11 @@ class NeuralAnalyser:
             with np.load(os.path.join(directory, WEIGHTS), allow_pickle=False) as data:
                 params = {k: data[k] for k in data.files}
             vectors = WordVectors.load(directory) if h.get("vectors") else None
+            context = (ContextualFeatures(EncoderSpec.from_json(h["encoder"]))
+                       if h.get("encoder") else None)
         except FileNotFoundError as exc:
             raise ModelError(f"the neural analyser in {directory} is incomplete: "
                              f"{exc.filename} is missing") from exc
-        meta = {k: v for k, v in h.items() if k not in ("format_version", "vocab", "vectors")}
-        return cls(Vocab.from_json(h["vocab"]), params, vectors, meta)
+        meta = {k: v for k, v in h.items()
+                if k not in ("format_version", "vocab", "vectors", "encoder")}
+        return cls(Vocab.from_json(h["vocab"]), params, vectors, meta, context)

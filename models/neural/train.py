@@ -18,6 +18,7 @@ would not fit (`affordable_epochs`); its learning rate then decays to 0 sooner.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 import math
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from models.contextual.features import ContextualFeatures
 from models.neural.batches import Encoded, Word, to_device
 from models.neural.jax_net import NO_ARC, import_jax, init_params, label_scores, make_forward
 from models.neural.network import NeuralAnalyser
@@ -48,6 +50,7 @@ class NeuralConfig:
     char_width: int = 3
     affix_dim: int = 16            # per affix column (`vocab.AFFIXES`); 0: none
     vector_dim: int = 100          # projection of the pretrained vectors, if any
+    context_dim: int = 256         # projection of the contextual encoder's mix, if any
     hidden: int = 256              # LSTM units per direction
     layers: int = 2
     arc_dim: int = 256
@@ -234,7 +237,7 @@ def affordable_epochs(history: Sequence[dict], planned: int, seconds: float | No
 
 
 def make_step(cfg: NeuralConfig, table: np.ndarray | None, n_affix: int, opt,
-              precision: str):
+              precision: str, context: bool = False):
     """The jitted step (params, optimizer state, batch, key) -> (params, state, loss):
     one optimizer update on the mean per word of the negative log-likelihoods of its
     tag, FEATS, head and relation (the relation of the gold head), with dropout. With
@@ -242,7 +245,7 @@ def make_step(cfg: NeuralConfig, table: np.ndarray | None, n_affix: int, opt,
     that share of it is the mean negative log-likelihood of the word's possible answers
     (for heads, the words of its sentence and the root)."""
     jax, jnp, optax = import_jax()
-    forward = make_forward(table, cfg.layers, n_affix, precision)
+    forward = make_forward(table, cfg.layers, n_affix, precision, context)
     eps = cfg.label_smoothing
 
     def loss_fn(p, batch, k):
@@ -277,12 +280,15 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
                    cfg: NeuralConfig | None = None, *, classes=None,
                    vectors: WordVectors | None = None, checkpoint_dir: str | Path | None = None,
                    progress: Callable[[str], None] | None = None,
-                   seconds: float | None = None) -> NeuralAnalyser:
+                   seconds: float | None = None,
+                   context: ContextualFeatures | None = None) -> NeuralAnalyser:
     """Train on sentences of (form, upos, xpos, feats, head, deprel) words; keep the
     epoch of best LAS on dev (each word's most likely head). `classes` fixes the tag
     classes (a linear tagger's, to add the two taggers' scores). With `seconds`, the run
     trains fewer epochs than planned where its epochs show the plan would take longer
-    (`affordable_epochs`), counting those of an interrupted run."""
+    (`affordable_epochs`), counting those of an interrupted run. With `context`, the
+    analyser also reads the encoder's states of each word, frozen: they are computed
+    once (and kept in checkpoint_dir, `encoder_states`)."""
     jax, jnp, _ = import_jax()
     cfg = cfg or NeuralConfig()
     say = progress or logger.info
@@ -290,8 +296,11 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     if not cfg.affix_dim:
         vocab = replace(vocab, affixes=())
     lookup = Lookup(vocab)
-    data = Encoded(train, lookup, vectors)
-    held = Encoded(dev, lookup, vectors)
+    ckdir = None if checkpoint_dir is None else Path(checkpoint_dir)
+    data = Encoded(train, lookup, vectors,
+                   None if context is None else encoder_states(context, train, ckdir, "train"))
+    held = Encoded(dev, lookup, vectors,
+                   None if context is None else encoder_states(context, dev, ckdir, "dev"))
     n_words = sum(len(s) for s in train)
     epochs = cfg.epochs or auto_epochs(n_words)
     rng = np.random.default_rng(cfg.seed)
@@ -301,12 +310,13 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
     opt = make_optimizer(cfg)
     key = jax.random.PRNGKey(cfg.seed)
     key, k0 = jax.random.split(key)
-    params = init_params(k0, vocab, cfg, vectors)
+    params = init_params(k0, vocab, cfg, vectors, None if context is None else context.dims)
     state = opt.init(params)
     precision = resolve(cfg.precision, n_words)
     table = None if vectors is None else vectors.table
-    step = make_step(cfg, table, len(vocab.affixes), opt, precision)
-    exact = make_forward(table, cfg.layers, len(vocab.affixes))   # float32, as inference
+    ctx = context is not None
+    step = make_step(cfg, table, len(vocab.affixes), opt, precision, ctx)
+    exact = make_forward(table, cfg.layers, len(vocab.affixes), "f32", ctx)   # as inference
 
     @jax.jit
     def predict(p, batch):
@@ -418,5 +428,44 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
                if seconds is not None else {}),
             "best_epoch": best_row.get("epoch"), "dev": {k: best_row[k] for k in
                                                         ("tags", "uas", "las") if k in best_row}}
-    return NeuralAnalyser(vocab, {k: np.asarray(v) for k, v in best.items()}, vectors, meta)
+    return NeuralAnalyser(vocab, {k: np.asarray(v) for k, v in best.items()}, vectors, meta,
+                          context)
+
+
+STATES_CHUNK = 256         # sentences per call of the encoder (one step of its bar)
+
+
+def encoder_states(context: ContextualFeatures, sentences: Sequence[Sequence[Word]],
+                   directory: Path | None, part: str) -> list[np.ndarray]:
+    """float16 [n, L, H] per sentence: the encoder's states of its words, computed
+    with a progress bar, or read back from `directory` where an earlier run of the
+    same encoder and layers on the same words left them."""
+    forms = [[w[0] for w in s] for s in sentences]
+    key = hashlib.sha256(json.dumps([context.spec.to_json(), forms]).encode()).hexdigest()[:16]
+    path = None if directory is None else directory / f"encoder-{part}-{key}.npy"
+    lengths = np.array([len(f) for f in forms], np.int64)
+    if path is not None and path.exists():
+        flat = np.load(path, mmap_mode="r")
+        if flat.shape[0] == lengths.sum():
+            logger.info("the encoder's states of %s read back from %s", part, path)
+            return np.split(np.asarray(flat), np.cumsum(lengths)[:-1])
+    out: list[np.ndarray] = []
+    bar = progress_bar(total=len(forms), desc=f"encoder states ({part})", unit="sentence")
+    try:
+        order = sorted(range(len(forms)), key=lambda i: len(forms[i]))
+        got: dict[int, np.ndarray] = {}
+        for k in range(0, len(order), STATES_CHUNK):
+            chunk = order[k:k + STATES_CHUNK]
+            for i, x in zip(chunk, context.sentences([forms[i] for i in chunk])):
+                got[i] = x.astype(np.float16)
+            bar.update(len(chunk))
+        out = [got[i] for i in range(len(forms))]
+    finally:
+        bar.close()
+    if path is not None and out:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npy")
+        np.save(tmp, np.concatenate(out))
+        tmp.replace(path)
+    return out
 

@@ -173,3 +173,31 @@ def test_train_refuses_an_unknown_precision():
     with pytest.raises(SystemExit):
         build_parser(["train"]).parse_args(["train", "--data", "t.conllu", "--out", "m",
                                             "--precision", "fp16"])
+
+
+def test_train_reads_the_encoder_where_it_is_installed(tmp_path):
+    """`--encoder auto` (the default) is e5-small where the contextual extra is
+    installed, none without it; `none` turns it off. With one, a treebank of more than
+    5,000 sentences gets two hours by default."""
+    from app.cli import build_options, build_parser
+    from models.contextual.source import EncoderSpec
+    from models.errors import ModelError
+
+    try:
+        EncoderSpec.new()
+        installed = True
+    except ModelError:
+        installed = False
+    big = tmp_path / "big.conllu"
+    big.write_text("1\tx\tx\tX\t_\t_\t0\troot\t_\t_\n\n" * 5001)
+
+    def opts(*argv, data="t.conllu"):
+        args = build_parser(["train"]).parse_args(["train", "--data", str(data), "--out", "m",
+                                                   *argv])
+        return build_options(args)
+
+    assert opts().encoder == ("e5-small" if installed else "")
+    assert opts("--encoder", "none").encoder == ""
+    assert opts("--encoder", "none", data=big).time_budget == 60.0
+    assert opts(data=big).time_budget == (120.0 if installed else 60.0)
+    assert opts("--time-budget", "45", data=big).time_budget == 45.0

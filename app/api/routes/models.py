@@ -20,7 +20,9 @@ router = APIRouter(prefix="/models", tags=["models"])
 async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
     """`models` is keyed by name (as UDPipe's /models is), each entry with `version`,
     `language`, `labels`, `components`, `taggers` (what a request's `tagger` may be:
-    [], ["fast"] or ["fast", "accurate"]), `arc_weight` (the weight of the neural arc
+    [], ["fast"], ["fast", "accurate"] or ["fast", "accurate", "contextual"], the most
+    accurate last), `encoder` (the pretrained encoder the `contextual` tagger reads: name,
+    package versions, layers; null without one), `arc_weight` (the weight of the neural arc
     scores when the graph decoders' `neural` is unset and the accurate tagger tags; null
     for a model without them), `analysers` (how many neural analysers the model averages;
     where several, every decoder has the budget field `analysers` to use fewer, faster),

@@ -6,8 +6,8 @@ vertical (unused, though still checked, when `tokenizer` is present: `data` is t
 raw text, split into sentences; `tokenizer=presegmented` takes one sentence a line),
 `output` = conllu. As in UDPipe, CoNLL-U input keeps its tags unless `tagger` is
 sent, and every line the parser does not own is written back as it came. `tagger`
-is UDPipe's option string for the tagger; deptree reads two values of it:
-`tagger=accurate` or `tagger=fast` (exactly) tags with that tagger (422
+is UDPipe's option string for the tagger; deptree reads three values of it:
+`tagger=accurate`, `tagger=contextual` or `tagger=fast` (exactly) tags with that one (422
 `unknown_tagger` where the model has none); any other value, the empty string
 (UDPipe's "tag") included, and no `tagger` at all, use the default tagger
 (`default_tagger`: `auto`, the most accurate the model has, unless configured).
@@ -53,6 +53,7 @@ INPUTS = ("conllu", "horizontal", "vertical")
 # models.tagging's names, not imported: the gateway loads no parser code
 ACCURATE = "accurate"
 FAST = "fast"
+TAGGERS = (FAST, ACCURATE, "contextual")      # the tagger values /process reads
 
 
 def _pairs(raw: bytes, where: str) -> dict[str, str]:
@@ -159,7 +160,7 @@ async def process(request: Request, service: ServiceDep, settings: SettingsDep) 
             items = read_horizontal(data, settings)
         else:
             items = read_vertical(data, settings)
-    tagger = f.get("tagger") if f.get("tagger") in (ACCURATE, FAST) else None  # None: default
+    tagger = f.get("tagger") if f.get("tagger") in TAGGERS else None       # None: default
     plan = service.plan(_model(f.get("model"), service.dispatcher.catalogue()), decoder, opts,
                         items, tagger=tagger, arrived_at=arrived_at(request))
     metrics.IN_FLIGHT.inc()
