@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.contextual.e5_file import E5File
+from models.contextual.kernels import gelu_
 
 BATCH_PIECES = 4096       # pieces of one batch (padding included)
 
@@ -30,19 +31,12 @@ def layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.nd
     return d / np.sqrt(var + eps) * w + b
 
 
-def erf(x: np.ndarray) -> np.ndarray:
-    """float32 erf, Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7)."""
-    s = np.sign(x)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    y = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741
-             + t * (-1.453152027 + t * 1.061405429))))
-    return (s * (1.0 - y * np.exp(-a * a))).astype(np.float32)
-
-
 def gelu(x: np.ndarray) -> np.ndarray:
-    """The exact GELU, 0.5 x (1 + erf(x / sqrt 2)), as BERT and `e5.c` use it."""
-    return 0.5 * x * (1.0 + erf(x * np.float32(0.7071067811865476)))
+    """The exact GELU, 0.5 x (1 + erf(x / sqrt 2)), as BERT and `e5.c` use it (a new
+    float32 array; `kernels.gelu_` works in place)."""
+    out = np.array(x, np.float32, order="C")
+    gelu_(out)
+    return out
 
 
 @dataclass(frozen=True)
@@ -112,7 +106,9 @@ class Encoder:
             ctx = (s @ qkv[2]).transpose(0, 2, 1, 3).reshape(-1, self.hidden)
             x = layer_norm(x + (ctx @ ly.out_w + ly.out_b).reshape(x.shape),
                            ly.ln1_w, ly.ln1_b, self.eps)
-            f = gelu(x.reshape(-1, self.hidden) @ ly.ff_w + ly.ff_b) @ ly.ff_out_w + ly.ff_out_b
+            f = x.reshape(-1, self.hidden) @ ly.ff_w + ly.ff_b
+            gelu_(f)
+            f = f @ ly.ff_out_w + ly.ff_out_b
             x = layer_norm(x + f.reshape(x.shape), ly.ln2_w, ly.ln2_b, self.eps)
             if i in keep:
                 out[i] = x
