@@ -5,7 +5,8 @@
         [--selectional]
 
 Rows: deptree's default request (`auto` tagger, greedy), the same with the fast
-tagger and no neural scores, (for a model of several analysers) the default request
+tagger and no neural scores, (for a model with a contextual analyser, which `auto`
+then is) the accurate tagger's request, (for a model of several analysers) the default request
 with the first analyser alone (`analysers` 1), mst with the fast tagger, and UDPipe 1.4's tagger and
 parser (runs/treebanks/<name>/udpipe.model, when there); with `--selectional`, also
 `selectional` with the `auto` tagger (its moves weighed by the analyser) and with the
@@ -62,6 +63,8 @@ def main() -> int:
         rows["deptree selectional (auto tagger)"] = deptree("selectional", "auto", {})
         rows["deptree selectional, fast tagger, no neural"] = deptree("selectional", "fast",
                                                                       {"neural": 0})
+    if "contextual" in pipe.taggers:       # auto is the contextual tagger: accurate too
+        rows["deptree accurate tagger, greedy"] = deptree("greedy", "accurate", {})
     if pipe.analysers > 1:                 # an ensemble: its first analyser alone too
         rows["deptree default, analysers 1"] = deptree("greedy", "auto", {"analysers": 1})
     udmodel = WORK / a.treebank / "udpipe.model"
