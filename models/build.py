@@ -45,6 +45,7 @@ HOLDOUT_EVERY = 10
 ENSEMBLE_WORDS = 100_000       # below it, two analysers by default (`auto_analysers`)
 LATER_SHARE = 1.0              # `neural_seconds`: the later stages' time as a share of the
 LATER_MIN = 300.0              # earlier ones', and at least this many seconds
+CALIBRATE_TWICE = 1.5          # the later stages' share with a contextual analyser too
 ANALYSER_OVERHEAD = 45.0       # seconds an analyser's process spends outside its epochs
 FOLDS = 10                     # jackknife folds up to FOLD_SENTENCES / (FOLDS - 1) sentences
 FOLD_SENTENCES = 180_000       # sentences the fold taggers train on in all, above that
@@ -267,15 +268,19 @@ def neural_seconds(run: _Run, analysers: int) -> float | None:
     front-end and jackknife on en_ewt and 104-229 s on the three smaller treebanks
     (bench/RESULTS.md, "A time budget for the build"). Each analyser's process spends
     ANALYSER_OVERHEAD outside its epochs (vectors, encoding, saving; 15-30 s measured).
-    The contextual analyser, while its stage is still to run, is one analyser more
-    among which the time left is shared (and calibration runs twice)."""
+    The later stages' share is judged by the stages before the analysers' (front-end,
+    jackknife), whenever it is asked. The neural stage counts the contextual analyser,
+    while its stage is still to run, as one analyser more among which the time left is
+    shared; calibration then runs twice (CALIBRATE_TWICE)."""
     if not run.options.time_budget:
         return None
-    before = sum(v["seconds"] for v in run.state.get("done", {}).values())
-    pending = contextual_pending(run)
-    later = max(LATER_MIN, LATER_SHARE * before) * (1.5 if run.options.encoder else 1.0)
+    done = run.state.get("done", {})
+    before = sum(v["seconds"] for v in done.values())
+    early = sum(v["seconds"] for k, v in done.items() if k not in ("neural", "contextual"))
+    later = max(LATER_MIN, LATER_SHARE * early) * (CALIBRATE_TWICE if run.options.encoder
+                                                   else 1.0)
     left = 60 * run.options.time_budget - before - later
-    return max(0.0, left / (analysers + pending) - ANALYSER_OVERHEAD)
+    return max(0.0, left / analysers - ANALYSER_OVERHEAD)
 
 
 def contextual_pending(run: _Run) -> int:
@@ -301,7 +306,7 @@ def _neural(run: _Run) -> dict:
     n_words = sum(len(s.words) for s in read_conllu(run.train))
     n = o.analysers or auto_analysers(n_words)
     epochs = o.neural_epochs or auto_epochs(n_words, n)
-    seconds = neural_seconds(run, n)
+    seconds = neural_seconds(run, n + contextual_pending(run))
     if seconds is not None:
         logger.info("time budget of %.0f min: each analyser may train %.0f s", o.time_budget,
                     seconds)

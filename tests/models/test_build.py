@@ -353,3 +353,23 @@ def test_the_neural_stage_process_starts_with_huge_pages_and_the_parent_keeps_it
         assert os.environ.get("GLIBC_TUNABLES") == mine
     build._spawn(_write_tunables, (str(out),), "test", out)
     assert out.read_text() == "glibc.malloc.hugetlb=0"
+
+
+def test_a_contextual_analyser_shares_the_time_budget(tmp_path):
+    """With an encoder the neural stage's analysers leave a share for the contextual
+    one, which gets what they left; the later stages' share is judged by the front-end
+    and jackknife alone (1.5 times it: calibration runs twice), not by the analysers."""
+    run = build._Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True,
+                     build.BuildOptions(time_budget=60.0, encoder="e5-small"),
+                     {"done": {"split": {"seconds": 0.0}, "frontend": {"seconds": 100.0},
+                               "jackknife": {"seconds": 300.0}}})
+    assert build.contextual_pending(run) == 1
+    later = 1.5 * 400
+    assert build.neural_seconds(run, 2 + 1) == (3600 - 400 - later) / 3 - 45
+    run.state["done"]["neural"] = {"seconds": 1800.0}
+    assert build.neural_seconds(run, 1) == 3600 - 400 - 1800 - later - 45
+    run.state["done"]["contextual"] = {"seconds": 700.0}
+    assert build.contextual_pending(run) == 0
+    run.options = build.BuildOptions(time_budget=60.0, encoder="e5-small", skip=("contextual",))
+    run.state["done"].pop("contextual")
+    assert build.contextual_pending(run) == 0
