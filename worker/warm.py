@@ -5,10 +5,14 @@ loads from disk in about a second, and the worker warms them all before it repor
 ready. On a cold cache (a fresh install, an upgrade, an edit of kernel sources)
 compiling them all takes a minute or more of CPU (bench/RESULTS.md, "Cold start"), so:
 - a helper process (`python -m worker.warm`) starts at once, before the worker loads its
-  models, and warms every unit in `HELPER_ORDER` (front-end and mst first);
-- the worker warms the first of `FIRST` its models have (selectional: the cheapest to
-  compile, else mst) and the front-end, and is ready, both cores having worked meanwhile;
-  the `models.warmup` locks keep two processes from compiling the same unit;
+  models, and warms every unit in `HELPER_ORDER` (the front-end, then `FIRST`);
+- the worker warms the front-end and the first of `FIRST` its models have (greedy, the
+  README's and the service's default decoder), and is ready; the helper compiles those
+  first, and the `models.warmup` locks keep two processes from compiling the same unit:
+  the worker waits for the helper, then loads them from the cache, so on a busy machine
+  the one compile on the way to the first request gets all the CPU there is (issue 61:
+  with the worker compiling `selectional` beside the helper, the README's first curl,
+  greedy, waited 90 s on a machine with two busy loops);
 - as the helper reports each unit done, the worker loads it from the cache and calls
   `on_change` (the worker then tells the gateway which decoders are warm, and which are
   still `compiling`: the local gateway sends jobs for those to no worker meanwhile, so
@@ -18,10 +22,6 @@ compiling them all takes a minute or more of CPU (bench/RESULTS.md, "Cold start"
   helper runs, within the job's own time (`worker.engine`); the worker compiles a unit
   itself only once the helper has gone (it failed, or there was none), so no compile
   runs on behalf of a job whose client has gone (issue 61).
-Both start with the front-end (one compiles it, the other loads it: a decoder's unit
-parses untagged words too); then the helper warms the README's (and the service's)
-default decoder, greedy: on a busy machine it is what a new user's first request needs
-(issue 61).
 The helper is a subprocess, not a multiprocessing child: local workers are daemonic
 processes, which may not have children of their own. It exits when its units are done,
 or when the worker is gone (its report pipe breaks).
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-FIRST = ("selectional", "mst")   # the worker warms the first its models have
-HELPER_ORDER = (FRONTEND, "greedy", "mst", "sampling", "bgi")   # then any other unit
+FIRST = ("greedy", "selectional", "mst")   # the worker warms the first its models have
+HELPER_ORDER = (FRONTEND, *FIRST, "sampling", "bgi")   # then any other unit
 
 
 def _ordered(names: Sequence[str], priority: Sequence[str]) -> list[str]:
