@@ -221,7 +221,9 @@ class Server:
 
     def wait_ready(self, timeout: float = 180, workers: int = 1) -> dict:
         import httpx
+        from load_calibration import slowdown
 
+        timeout *= slowdown()      # a cold numba cache compiles for minutes on a busy machine
         t0 = time.monotonic()
         last, failing = None, 0
         while time.monotonic() - t0 < timeout:

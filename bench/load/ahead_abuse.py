@@ -33,7 +33,7 @@ import time
 import httpx
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "reliability"))
+sys.path[:0] = [os.path.join(ROOT, "tests", "reliability"), os.path.join(ROOT, "tests")]
 
 from load_driver import dev_sentences  # noqa: E402
 

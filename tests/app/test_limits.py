@@ -136,21 +136,32 @@ def test_the_service_still_works_after_all_that(http):
 
 
 def test_deadline_cap_bounds_requests_that_ask_for_no_deadline(serve, slow):
+    """The cap is 600 ms of work on a quiet machine, scaled by the machine's slowdown
+    measured before the server starts (`load_calibration`, calibration; issue 61: with
+    two busy loops the two 200-token sentences did not fit and got 504)."""
     import time
 
+    from load_calibration import is_busy, slowdown
+
     tokens, budget = slow
-    srv = serve(workers=1, env={"DEPTREE_BUDGET_CAPS": '{"deadline_ms": 600, "restarts": 10000,'
-                                                       ' "converge": 10000}'})
+    f = slowdown()
+    cap = round(600 * f)
+    srv = serve(workers=1, env={"DEPTREE_BUDGET_CAPS": f'{{"deadline_ms": {cap}, '
+                                                       '"restarts": 10000, "converge": 10000}'})
     with srv.client() as c:
         t0 = time.monotonic()
         r = c.post("/parse", json={"sentences": [tokens, tokens], **budget})
         elapsed = time.monotonic() - t0
-        assert r.status_code == 200, r.text
-        assert all(s["stats"]["deadline_hit"] for s in r.json()["sentences"])
-        assert "deadline_ms" not in r.json()["budget"]
-        assert elapsed < 0.6 + 5.0
-        err = error(c.post("/parse", json={"sentences": ["A cat."], "deadline_ms": 601}), 422)
-        assert (err["limit"], err["value"]) == ("budget_caps.deadline_ms", 600)
+        assert elapsed < cap / 1000 + 5.0
+        if not (is_busy(f) and r.status_code == 504):     # see load_calibration.is_busy
+            assert r.status_code == 200, f"{r.text} (slowdown x{f:.1f})"
+            assert all(s["stats"]["deadline_hit"] for s in r.json()["sentences"])
+            assert "deadline_ms" not in r.json()["budget"]
+        else:
+            assert error(r, 504)["limit"] == "budget_caps.deadline_ms"
+        err = error(c.post("/parse", json={"sentences": ["A cat."], "deadline_ms": cap + 1}),
+                    422)
+        assert (err["limit"], err["value"]) == ("budget_caps.deadline_ms", cap)
 
 
 @pytest.mark.parametrize("unit", ["a.b,c;d:e!f?g(h)i", "a.b", "ab-"])

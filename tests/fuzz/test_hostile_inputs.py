@@ -184,7 +184,22 @@ PARSE = [
 @pytest.mark.parametrize("kwargs,status,code", [c[1:] for c in PARSE],
                          ids=[c[0] for c in PARSE])
 def test_parse_hostile_input(fuzz_http, expect_answer, kwargs, status, code):
-    body = expect_answer(fuzz_http.post("/parse", **kwargs), status, code)
+    body_in = kwargs.get("json")
+    timed = status == 200 and isinstance(body_in, dict) and "deadline_ms" in body_in
+    if timed:
+        # a deadline expected to be met is CPU work: scaled by the slowdown measured now
+        # (`load_calibration`, calibration; 1.0 on a quiet machine; issue 61: 504 with two
+        # busy loops beside the tests), and on a busy machine a 504 is accepted too
+        from load_calibration import is_busy, slowdown
+
+        f = slowdown()
+        if body_in["deadline_ms"] >= 100:
+            kwargs = {**kwargs, "json": {**body_in, "deadline_ms": body_in["deadline_ms"] * f}}
+    r = fuzz_http.post("/parse", **kwargs)
+    if timed and is_busy(f) and r.status_code == 504:  # see load_calibration.is_busy
+        assert r.json()["error"]["code"] == "deadline_exceeded"
+        return
+    body = expect_answer(r, status, code)
     if status == 200 and "json" in kwargs:
         sent = kwargs["json"].get("sentences") or [kwargs["json"]["text"]]
         for s_in, s_out in zip(sent, body["sentences"]):

@@ -1,7 +1,13 @@
 """Faults of the embedded (local) backend under load, each bounded in time: a worker
 killed with SIGKILL, requests cut at their deadline, clients that hang up or send
 their body slowly. What must hold: every request sent is answered (200, or 503 with
-an error code and Retry-After), none after its bound, and the workers end idle."""
+an error code and Retry-After), none after its bound, and the workers end idle.
+
+On a busy machine (issue 61) the load's requests cost less search (`load_driver.busy`)
+and the times that are CPU work (a deadline expected to be met with complete trees,
+the time the workers need to stop) are scaled by the slowdown measured before
+(`load_calibration`, calibration: 1.0 on a quiet machine, where the tests are as strict
+as before)."""
 from __future__ import annotations
 
 import os
@@ -11,6 +17,7 @@ import threading
 import time
 
 import httpx
+from load_calibration import is_busy, slowdown
 from load_driver import Load, batches, check_answered
 
 TIMEOUT_S = 30                                   # request_timeout_s of these servers
@@ -67,6 +74,7 @@ def test_decode_past_the_deadline_is_answered_at_the_deadline_under_load(server,
     """Long sentences with deadline_ms under load from other clients: answered by about
     the deadline, each tree complete and marked deadline_hit (greedy and sampling)."""
     with server.client() as c:
+        f = slowdown()               # the deadline is for work: 1.5 s on a quiet machine
         load = Load(server.url, 4, batches(skip=100), per_thread=4).start()
         try:
             for decoder, budget in (("greedy", {"restarts": 10000, "converge": 10000}),
@@ -74,18 +82,21 @@ def test_decode_past_the_deadline_is_answered_at_the_deadline_under_load(server,
                 sents = [slow[0][:200 - i] for i in range(3)]
                 t0 = time.monotonic()
                 r = c.post("/parse", json={"sentences": sents, "decoder": decoder,
-                                           "deadline_ms": 1500, **budget})
+                                           "deadline_ms": 1500 * f, **budget})
                 took = time.monotonic() - t0
-                assert r.status_code == 200, r.text
+                assert took <= (1.5 + 1) * f, f"{decoder}: answered after {took:.2f}s (x{f:.1f})"
+                if is_busy(f) and r.status_code == 504:   # see load_calibration.is_busy
+                    assert r.json()["error"]["code"] == "deadline_exceeded"
+                    continue
+                assert r.status_code == 200, f"{r.text} (slowdown x{f:.1f})"
                 out = r.json()["sentences"]
                 assert [len(s["tokens"]) for s in out] == [200, 199, 198]
                 assert all(s["stats"]["deadline_hit"] for s in out), [s["stats"] for s in out]
                 assert all(sum(t["head"] == 0 for t in s["tokens"]) >= 1 for s in out)
-                assert took <= 1.5 + 1, f"{decoder}: answered after {took:.2f}s"
         finally:
             outcomes = load.finish(stop=True)
         check_answered(outcomes, 60)
-        wait_idle(c, 10)
+        wait_idle(c, 10 * f)
 
 
 def test_clients_that_hang_up_free_their_worker_slots(server, slow):
@@ -93,11 +104,12 @@ def test_clients_that_hang_up_free_their_worker_slots(server, slow):
     decoded, the held ones end at their deadline; then the service is idle and serves."""
     tokens = slow[0]
     with server.client() as c:
+        f = slowdown()               # how long the held jobs take to stop: CPU
         served0 = sum(w["served"] for w in status(c)["workers"])
 
-        def give_up(i: int) -> None:
+        def give_up(i: int) -> None:   # after 0.5 s of a quiet machine: all 6 are queued
             try:
-                httpx.post(server.url + "/parse", timeout=0.5,
+                httpx.post(server.url + "/parse", timeout=0.5 * f,
                            json={"sentences": [tokens + [f"hangup{i}x{time.time()}"]],
                                  "restarts": 10000, "converge": 10000, "deadline_ms": 2500})
             except httpx.TimeoutException:
@@ -107,7 +119,7 @@ def test_clients_that_hang_up_free_their_worker_slots(server, slow):
             t.start()
         for t in clients:
             t.join(10)
-        st = wait_idle(c, 2.5 + 5)
+        st = wait_idle(c, (2.5 + 5) * f)
         served = sum(w["served"] for w in st["workers"]) - served0
         assert served <= 2, f"{served} jobs of clients that left were decoded"
         r = c.post("/parse", json={"sentences": ["After the clients left ."]})

@@ -11,7 +11,8 @@ import time
 
 import httpx
 import pytest
-from load_driver import Load, batches, check_answered
+from load_calibration import slowdown
+from load_driver import Load, batches, caps, check_answered
 
 from app.dispatch.redis_stream import OUTAGE_GRACE_S
 
@@ -130,14 +131,18 @@ def test_redis_full_evicts_and_requests_never_fail(serve, redis_server, backend,
     rs = redis_server()
     r = rs.client()
     limit = int(r.info("memory")["used_memory"]) + 3 * 2**20
+    # 40 requests of 8 sentences through 2 workers: on a busy machine the last ones wait
+    # longer than the 10 s deadline cap; the cap is scaled by the slowdown (calibration)
+    cap_env, cap_s = caps(slowdown())
     env = {"DEPTREE_REDIS_URL": rs.url, "DEPTREE_REDIS_MAXMEMORY": str(limit),
            "DEPTREE_REDIS_MAXMEMORY_POLICY": policy, "DEPTREE_REQUEST_TIMEOUT_S": str(TIMEOUT_S),
-           **STREAM}
+           **STREAM, **cap_env}
     args = ["--backend", "redis"] if backend == "redis" else []
     srv = serve(workers=2, env=env, args=args)
     assert r.config_get("maxmemory-policy")["maxmemory-policy"] == policy
     fill(r, 200_000)
-    load = Load(srv.url, 8, batches(n_per=8, skip=200, decoder="mst"), per_thread=5).start()
+    load = Load(srv.url, 8, batches(n_per=8, skip=200, decoder="mst"), per_thread=5,
+                cap_s=cap_s).start()
     outcomes = load.finish()
     check_answered(outcomes, TIMEOUT_S + 5)
     assert load.statuses() == {200: 40}
