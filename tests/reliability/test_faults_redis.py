@@ -39,11 +39,13 @@ def worker_pids(c: httpx.Client) -> set[int]:
 
 def test_sigkill_stream_worker_under_load_job_reclaimed(serve, redis_server, wait_for):
     rs = redis_server()
+    cap_env, cap_s = caps(slowdown())         # see test_redis_full_evicts_...
     srv = serve(workers=2, args=["--backend", "redis"],
-                env={"DEPTREE_REDIS_URL": rs.url, "DEPTREE_CACHE": "false", **STREAM})
+                env={"DEPTREE_REDIS_URL": rs.url, "DEPTREE_CACHE": "false", **STREAM,
+                     **cap_env})
     r = rs.client()
     with srv.client() as c:
-        load = Load(srv.url, 8, batches(), per_thread=4).start()
+        load = Load(srv.url, 8, batches(), per_thread=4, cap_s=cap_s).start()
         load.wait_done(8, 60)
         victim = pending_holder(r)
         os.kill(victim, signal.SIGKILL)
@@ -61,12 +63,13 @@ def test_redis_cache_restart_under_load_no_errors_cache_resumes(serve, redis_ser
                                                                wait_for):
     """Local backend with a Redis cache: Redis killed and started again mid-load."""
     rs = redis_server()
+    cap_env, cap_s = caps(slowdown())         # see test_redis_full_evicts_...
     srv = serve(workers=2, env={"DEPTREE_REDIS_URL": rs.url, "DEPTREE_REDIS_RETRY_S": "0.5",
-                                "DEPTREE_REQUEST_TIMEOUT_S": str(TIMEOUT_S)})
+                                "DEPTREE_REQUEST_TIMEOUT_S": str(TIMEOUT_S), **cap_env})
     with srv.client() as c:
         # 40 distinct sentences asked again and again: most answers come from the cache
         load = Load(srv.url, 8, batches(repeat=40, restarts=200, converge=200),
-                    per_thread=15).start()
+                    per_thread=15, cap_s=cap_s).start()
         load.wait_done(40, 60)
         rs.stop()
         load.wait_done(len(load.outcomes) + 16, 60)      # served with Redis down
@@ -86,10 +89,12 @@ def test_redis_queue_restart_under_load_answers_and_recovers(serve, redis_server
     and re-publish their models), so no client sees an error. A longer outage is a 503
     with Retry-After within the grace period, never a hang, and the service recovers."""
     rs = redis_server()
+    cap_env, cap_s = caps(slowdown())         # see test_redis_full_evicts_...
     srv = serve(workers=2, args=["--backend", "redis"],
-                env={"DEPTREE_REDIS_URL": rs.url, "DEPTREE_CACHE": "false", **STREAM})
+                env={"DEPTREE_REDIS_URL": rs.url, "DEPTREE_CACHE": "false", **STREAM,
+                     **cap_env})
     with srv.client() as c:
-        load = Load(srv.url, 8, batches(), per_thread=5).start()
+        load = Load(srv.url, 8, batches(), per_thread=5, cap_s=cap_s).start()
         load.wait_done(8, 60)
         rs.stop()
         time.sleep(1.0)
