@@ -183,7 +183,7 @@ def test_bad_inputs_are_refused_before_training(tmp_path):
         with pytest.raises(ModelError, match="--label-smoothing"):
             build.build_model(TINY_TREEBANK, None, tmp_path / "m",
                               build.BuildOptions(neural={"label_smoothing": eps}))
-    with pytest.raises(ModelError, match="only neural, transition are optional"):
+    with pytest.raises(ModelError, match="only neural, contextual, transition are optional"):
         build.build_model(TINY_TREEBANK, None, tmp_path / "m",
                           build.BuildOptions(skip=("graph",)))
 
