@@ -12,11 +12,14 @@ import numpy as np
 
 
 def linked_copy(src: Path, dst: Path, own: str | None = None, **meta) -> Path:
-    """dst holding src's model: pipeline.json (with `meta` over it), links to its parts
-    but `own`, copied."""
+    """dst holding src's model: pipeline.json (byte for byte, or with `meta` over it),
+    links to its parts but `own`, copied."""
     dst.mkdir(parents=True)
-    config = json.loads((src / "pipeline.json").read_text())
-    (dst / "pipeline.json").write_text(json.dumps({**config, **meta}))
+    if meta:
+        config = json.loads((src / "pipeline.json").read_text())
+        (dst / "pipeline.json").write_text(json.dumps({**config, **meta}))
+    else:
+        shutil.copy(src / "pipeline.json", dst / "pipeline.json")
     for part in src.iterdir():
         if part.is_dir():
             if part.name == own:

@@ -7,7 +7,6 @@ a test changes."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from models.components import load_components
 from models.npz import save_npz
 from models.registry import resolve
+from tests.models.model_copies import linked_copy
 
 
 @pytest.fixture(scope="module")
@@ -25,19 +25,6 @@ def source(model_dirs) -> Path:
 @pytest.fixture(scope="module")
 def version(source) -> str:
     return load_components(source).version
-
-
-def linked_copy(src: Path, dst: Path, own: str | None = None) -> Path:
-    """dst with src's pipeline.json and links to its parts, but `own`, copied."""
-    dst.mkdir(parents=True)
-    shutil.copy(src / "pipeline.json", dst / "pipeline.json")
-    for part in src.iterdir():
-        if part.is_dir():
-            if part.name == own:
-                shutil.copytree(part, dst / part.name)
-            else:
-                (dst / part.name).symlink_to(part.resolve())
-    return dst
 
 
 def test_a_copy_has_the_same_version(source, version, tmp_path):
