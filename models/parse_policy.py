@@ -116,16 +116,7 @@ def ahead_windows(lengths: Sequence[int]) -> list[tuple[int, int]]:
     """Consecutive [start, end) windows over sentences of these lengths, each of at
     most AHEAD_SENTENCES sentences and, unless one sentence is longer, AHEAD_TOKENS
     words: the batches `analyze_ahead` is called with while a job is parsed."""
-    out: list[tuple[int, int]] = []
-    start, tokens = 0, 0
-    for i, n in enumerate(lengths):
-        if i > start and (i - start == AHEAD_SENTENCES or tokens + n > AHEAD_TOKENS):
-            out.append((start, i))
-            start, tokens = i, 0
-        tokens += n
-    if start < len(lengths):
-        out.append((start, len(lengths)))
-    return out
+    return _runs(lengths, AHEAD_TOKENS, AHEAD_SENTENCES)
 
 
 def ahead_chunks(lengths: Sequence[int], tokens: int = AHEAD_CHUNK_TOKENS
@@ -133,10 +124,16 @@ def ahead_chunks(lengths: Sequence[int], tokens: int = AHEAD_CHUNK_TOKENS
     """Consecutive [start, end) chunks over sentences of these lengths (one window),
     each of at most `tokens` words unless one sentence is longer: the batches a job
     analyses one at a time, checking its deadline and its client between them."""
+    return _runs(lengths, tokens, len(lengths) + 1)
+
+
+def _runs(lengths: Sequence[int], tokens: int, sentences: int) -> list[tuple[int, int]]:
+    """Consecutive [start, end) runs of at most `sentences` sentences and, unless one
+    sentence is longer, `tokens` words."""
     out: list[tuple[int, int]] = []
     start, n = 0, 0
     for i, k in enumerate(lengths):
-        if i > start and n + k > tokens:
+        if i > start and (i - start == sentences or n + k > tokens):
             out.append((start, i))
             start, n = i, 0
         n += k
