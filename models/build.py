@@ -322,12 +322,17 @@ def _neural(run: _Run) -> dict:
                     asdict(member), str(run.out / "frontend"), str(run.work / JAX_CACHE),
                     seconds)
             _run_child(args, out)
-        meta = json.loads((out / "analyser.json").read_text(encoding="utf-8"))
-        done.append({"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch"),
-                     "epochs": meta.get("epochs"),
-                     **({"planned_epochs": meta["planned_epochs"]}
-                        if "planned_epochs" in meta else {})})
+        done.append(_analyser_summary(out))
     return {**done[0], "analysers": n, "members": done[1:]} if n > 1 else done[0]
+
+
+def _analyser_summary(out: Path) -> dict:
+    """What the build's state records of the analyser trained into out: its dev figures,
+    best epoch, epochs (and those planned, where a budget cut them) and encoder."""
+    meta = json.loads((out / "analyser.json").read_text(encoding="utf-8"))
+    return {"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch"),
+            "epochs": meta.get("epochs"),
+            **{k: meta[k] for k in ("planned_epochs", "encoder") if k in meta}}
 
 
 def _run_child(args: tuple, out: Path, stage: str = "neural") -> None:
@@ -355,9 +360,7 @@ def _contextual(run: _Run) -> dict:
         args = (str(run.train), str(run.dev), str(out), str(work), o.vectors, asdict(member),
                 str(run.out / "frontend"), str(run.work / JAX_CACHE), seconds, o.encoder)
         _run_child(args, out, "contextual")
-    meta = json.loads((out / "analyser.json").read_text(encoding="utf-8"))
-    return {"dev_argmax": meta.get("dev", {}), "best_epoch": meta.get("best_epoch"),
-            "epochs": meta.get("epochs"), "encoder": meta.get("encoder")}
+    return _analyser_summary(out)
 
 
 def _child_start() -> None:
