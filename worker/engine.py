@@ -256,8 +256,10 @@ class Engine:
                 where = f"stopped after {done} of {n} sentences"
                 self._check(job, cancelled, where, pace, state)
                 if done in ahead:
-                    self._analyze_window(pipe, [f for f, t, _ in ahead.pop(done) if t is None],
-                                         tagger, budget, job, cancelled, where, pace, state)
+                    rest = self._analyze_window(pipe, ahead.pop(done), tagger, budget, job,
+                                                cancelled, where, pace, state)
+                    if rest:                 # analysed before the next sentence's parse
+                        ahead[done + 1] = rest + ahead.get(done + 1, [])
                 if deadline_at is not None and DEADLINE.name in fields:
                     share = (deadline_at - time.time()) * len(forms) / tokens_left
                     budget[DEADLINE.name] = max(1.0, share * 1000.0)
@@ -277,20 +279,28 @@ class Engine:
             out.append(trees)
         return out
 
-    def _analyze_window(self, pipe: Pipeline, window: list[list[str]], tagger: str,
+    def _analyze_window(self, pipe: Pipeline, window: list[tuple], tagger: str,
                         budget: dict, job: dict, cancelled: Callable[[], bool] | None,
-                        where: str, pace: Pace, state: dict[str, int]) -> None:
-        """Analyse one look-ahead window chunk by chunk (`ahead_chunks`), checking
-        between chunks that someone still waits and that the job can still end in time."""
+                        where: str, pace: Pace, state: dict[str, int]) -> list[tuple]:
+        """Analyse the untagged sentences of one look-ahead window chunk by chunk
+        (`ahead_chunks`), checking between chunks that someone still waits and that the
+        job can still end in time; the prepared sentences left for later. A late job
+        that has not yet timed a parse analyses one chunk and leaves the rest until its
+        next sentence: its first parse tells it whether it can end at all
+        (`Pace.blind_to_parses`)."""
         from models.parse_policy import ahead_chunks
 
-        for a, b in ahead_chunks([len(f) for f in window]):
+        todo = [s for s in window if s[1] is None]
+        for i, (a, b) in enumerate(ahead_chunks([len(s[0]) for s in todo])):
             self._check(job, cancelled, where, pace, state)
-            words = sum(len(f) for f in window[a:b])
+            if i and pace.blind_to_parses():
+                return todo[a:]
+            words = sum(len(s[0]) for s in todo[a:b])
             t0 = time.perf_counter()
-            pipe.analyze_ahead(window[a:b], tagger, budget)
+            pipe.analyze_ahead([s[0] for s in todo[a:b]], tagger, budget)
             pace.analysed(words, time.perf_counter() - t0)
             state["analyse"] -= words
+        return []
 
     @staticmethod
     def _check(job: dict, cancelled: Callable[[], bool] | None, where: str,

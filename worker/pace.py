@@ -57,6 +57,17 @@ class Pace:
             need += to_parse * rates.get("parse", 0.0)
         return now + SURE * need > self.expires_at
 
+    def blind_to_parses(self, now: float | None = None) -> bool:
+        """Whether the job is past its deadline and knows no late parse's pace (its own
+        or the prior's): `doomed` then counts the analysis only, so a whole window of
+        look-ahead (up to 2,048 words, 0.6 s) ran before the first parse could tell
+        that the job was lost, and the workers stayed busy 0.9 s after a 1 ms deadline.
+        The engine then analyses one chunk ahead, parses, and so measures the parses."""
+        if self.deadline_at is None:
+            return False
+        now = time.time() if now is None else now
+        return now >= self.deadline_at and "parse" not in self.rates()
+
     def rates(self, prior: bool = True) -> dict[str, float]:
         """Seconds a word of analysis and of late parsing: this job's where it has
         measured them, else (with `prior`) the prior's. `doomed` uses the prior only

@@ -13,8 +13,10 @@ within the request's deadline plus BOUND_S = 1 s of its sending, the second scal
 the machine's slowdown measured just before (`load_calibration`: 1.0 on a quiet
 machine, so there the bound is the issue's own; a job stops after at most one step, a
 chunk of the analyser or one sentence's least-effort parse, whose time is CPU). On a
-quiet machine the job now stops within about 0.5 s. Before the fix the same requests
-kept the workers busy for 5 to 20 s.
+quiet machine the workers are now free 0.2 to 0.4 s after the sending (0.8 s for the
+first mst job, which could almost end; the accurate tagger's took 0.9 s until a late
+job learnt to parse after one chunk of look-ahead, and failed CI once at 1.01 s).
+Before the fix the same requests kept the workers busy for 5 to 20 s.
 """
 from __future__ import annotations
 

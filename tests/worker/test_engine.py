@@ -269,3 +269,47 @@ def test_a_job_past_its_time_stops_within_one_window(engine, ewt_dev_tokens, mon
     assert reply["error"]["code"] == "expired", reply
     done = int(reply["error"]["message"].split("stopped after ")[1].split()[0])
     assert sum(batches) <= done + AHEAD_SENTENCES < len(sents), (done, batches)
+
+
+def test_a_late_job_parses_after_one_chunk_to_learn_whether_it_can_end(engine, ewt_dev_tokens,
+                                                                         monkeypatch):
+    """Past its deadline, with no pace of late parses measured (its own or the last
+    job's), a job analysed its whole window (2,048 words, 0.6 s) before its first parse
+    could tell it that it was lost: 8 sentences of 250 words at `deadline_ms` 1 kept the
+    workers busy 0.9 s, about all of the issue's one second (issue 61, defect 1). It now
+    analyses one chunk, parses, and analyses the rest of the window only then."""
+    from models.parse_policy import AHEAD_CHUNK_TOKENS
+
+    pipe = engine.pipes["en_ewt"]
+    if pipe.c.analyser is None:
+        pytest.skip("en_ewt has no neural analyser")
+    calls: list[tuple[str, int]] = []
+    analyse, parse = pipe.analyze_ahead, pipe.parse_words
+
+    def analysed(sents, *a, **k):
+        calls.append(("analyse", sum(map(len, sents))))
+        return analyse(sents, *a, **k)
+
+    def parsed(forms, *a, **k):
+        calls.append(("parse", len(forms)))
+        return parse(forms, *a, **k)
+    monkeypatch.setattr(pipe, "analyze_ahead", analysed)
+    monkeypatch.setattr(pipe, "parse_words", parsed)
+    sents = fresh_sentences(ewt_dev_tokens, 1400, 60)
+    assert sum(map(len, sents)) > 2 * AHEAD_CHUNK_TOKENS
+    engine.paces.clear()
+    items = [{"kind": "tokens", "forms": f} for f in sents]
+    late = {"deadline_at": time.time() - 1, "expires_at": time.time() + 120}
+    reply = engine.run(job(items, decoder="mst", tagger="accurate", **late))
+    assert reply["ok"], reply
+    kinds = [k for k, _ in calls]
+    assert kinds[:3] == ["analyse", "parse", "analyse"], calls[:5]
+    assert calls[0][1] <= AHEAD_CHUNK_TOKENS
+    assert sum(n for k, n in calls if k == "analyse") == sum(map(len, sents))  # each once
+    # the next such job knows the late parses' pace (the prior): its window is analysed
+    # whole, in chunks, before its first parse
+    calls.clear()
+    items = [{"kind": "tokens", "forms": f} for f in fresh_sentences(ewt_dev_tokens, 1460, 60)]
+    late = {"deadline_at": time.time() - 1, "expires_at": time.time() + 120}
+    engine.run(job(items, decoder="mst", tagger="accurate", **late))
+    assert kinds.index("parse") == 1 and [k for k, _ in calls].index("parse") > 1
