@@ -346,6 +346,7 @@ def _contextual(run: _Run) -> dict:
     """One analyser that also reads the encoder's states (frozen, computed once into
     .build/contextual), in a process of its own as the neural stage's are. It sees as
     many words as each analyser of a pair (`auto_epochs(n, 2)`): it learns faster."""
+    from models.neural.network import share_vectors
     from models.neural.train import auto_epochs
 
     o = run.options
@@ -360,6 +361,7 @@ def _contextual(run: _Run) -> dict:
         args = (str(run.train), str(run.dev), str(out), str(work), o.vectors, asdict(member),
                 str(run.out / "frontend"), str(run.work / JAX_CACHE), seconds, o.encoder)
         _run_child(args, out, "contextual")
+    share_vectors(str(out), "neural")        # the neural analyser's, when the same
     return _analyser_summary(out)
 
 

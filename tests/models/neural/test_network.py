@@ -209,3 +209,66 @@ def test_small_treebanks_get_many_epochs_and_long_runs_fewer_evaluations():
         checked = [e for e in range(1, epochs + 1) if T.evaluated(e, epochs)]
         assert checked[-1] == epochs and len(checked) <= T.EVALUATIONS
         assert len(checked) == epochs if epochs <= T.EVALUATIONS else len(checked) < epochs
+
+
+def test_large_matrices_are_stored_as_int8_rows_within_half_a_step():
+    """Both analysers of a model halve on disk (en_ewt 9.4 -> 5 MB each; dev -0.02)."""
+    from models.neural.network import QUANTIZE_MIN, SCALE, dequantize, quantize
+
+    rng = np.random.default_rng(0)
+    rows = np.linspace(0.01, 3, 300)[:, None]          # rows of very different ranges
+    params = {"big": rng.normal(size=(300, 256)).astype(np.float32) * rows,
+              "zero": np.zeros((QUANTIZE_MIN, 1), np.float32),
+              "small": rng.normal(size=(4, 5)).astype(np.float32)}
+    stored = quantize(params)
+    assert stored["big"].dtype == np.int8 and stored["small"].dtype == np.float16
+    assert stored["zero"].dtype == np.int8
+    back = dequantize(stored)
+    assert set(back) == set(params)
+    step = np.abs(params["big"]).max(axis=-1, keepdims=True) / 127
+    assert (np.abs(back["big"] - params["big"]) <= step / 2 + 1e-6).all()   # each row its own scale
+    assert not back["zero"].any()
+    with pytest.raises(ModelError, match="scales do not match"):
+        dequantize({**stored, "big" + SCALE: stored["big" + SCALE][:5]})
+
+
+def test_a_format_1_file_of_float16_weights_still_loads(tiny, tmp_path):
+    """The models saved before int8 (format 1, every weight float16) load as they were."""
+    sents, vocab, vectors, params = tiny
+    an = NeuralAnalyser(vocab, params, vectors)
+    an.save(str(tmp_path))
+    np.savez_compressed(tmp_path / "analyser.npz",
+                        **{k: np.asarray(v, np.float16) for k, v in an.params.items()})
+    header = json.loads((tmp_path / "analyser.json").read_text())
+    (tmp_path / "analyser.json").write_text(json.dumps({**header, "format_version": 1}))
+    forms = [w[0] for w in sents[2]]
+    np.testing.assert_allclose(NeuralAnalyser.load(str(tmp_path)).analyze(forms).arc_logp,
+                               an.analyze(forms).arc_logp, atol=0.05)
+
+
+def test_identical_vectors_are_kept_once_and_only_a_sibling_may_hold_them(tiny, tmp_path):
+    """The contextual analyser is trained on the neural one's vectors: a 5.5 MB copy in
+    en_ewt. `share_vectors` points it at the sibling's file; no other path is read."""
+    from models.neural.network import share_vectors
+
+    sents, vocab, vectors, params = tiny
+    an = NeuralAnalyser(vocab, params, vectors)
+    an.save(str(tmp_path / "neural"))
+    an.save(str(tmp_path / "contextual"))
+    assert share_vectors(str(tmp_path / "contextual"), "neural")
+    assert not (tmp_path / "contextual" / "vectors.npz").exists()
+    assert not share_vectors(str(tmp_path / "contextual"), "neural")        # done once
+    forms = [w[0] for w in sents[2]]
+    back = NeuralAnalyser.load(str(tmp_path / "contextual"))
+    np.testing.assert_allclose(back.analyze(forms).arc_logp, an.analyze(forms).arc_logp, atol=0.05)
+    header = json.loads((tmp_path / "contextual" / "analyser.json").read_text())
+    for where in ("/etc", "../../x", "../neural/../../y", 3):
+        bad = json.dumps({**header, "vectors": where})
+        (tmp_path / "contextual" / "analyser.json").write_text(bad)
+        with pytest.raises(ModelError, match="keeps its vectors"):
+            NeuralAnalyser.load(str(tmp_path / "contextual"))
+    # other vectors than the sibling's stay where they are
+    other = WordVectors.build(["a", "b"], np.ones((2, 9)), dims=6)
+    NeuralAnalyser(vocab, {**params}, vectors).save(str(tmp_path / "c2"))
+    other.save(str(tmp_path / "c2"))
+    assert not share_vectors(str(tmp_path / "c2"), "neural")
