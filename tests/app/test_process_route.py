@@ -156,7 +156,9 @@ def test_tagger_accurate_retags_with_the_accurate_tagger(server, ewt_dev_tokens)
 
 # ---- curl and `parser` options (issue 61, first contact 4) ------------------------------
 CURL = shutil.which("curl")
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]     # the README and docs/*.md
 
 
 def curl(*args: str) -> tuple[int, dict]:
@@ -185,16 +187,17 @@ def test_form_string_sends_parser_options_whole(server):
 
 
 def readme_curls(path: str) -> list[list[str]]:
-    """The README's curl commands to `path`, as argument lists (continued lines joined)."""
-    text = README.read_text(encoding="utf-8").replace("\\\n", " ")
+    """The curl commands to `path` of the README and docs/*.md, as argument lists
+    (continued lines joined)."""
+    text = "\n".join(p.read_text(encoding="utf-8") for p in DOCS).replace("\\\n", " ")
     return [shlex.split(line.strip()) for line in text.splitlines()
             if line.strip().startswith("curl ") and f"{path} " in line]
 
 
 @pytest.mark.skipif(CURL is None, reason="no curl")
 def test_readme_process_examples_send_their_options(server):
-    """Every /process example of the README answers 200 here, and none passes a `;` in a
-    -F value, where curl would drop the options after it."""
+    """Every /process example of the README and docs/*.md answers 200 here, and none
+    passes a `;` in a -F value, where curl would drop the options after it."""
     commands = readme_curls("/process")
     assert commands
     for args in commands:

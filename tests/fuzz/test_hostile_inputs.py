@@ -1,6 +1,6 @@
 """Named hostile inputs against the running service: each gets the status and error code
 it must get, and every answer keeps the contract of `check_answer` (no 5xx, valid JSON of
-the documented shape). The README's Reliability table lists the same inputs."""
+the documented shape). docs/reliability.md's "Hostile input" table lists the same inputs."""
 from __future__ import annotations
 
 import json
