@@ -205,8 +205,11 @@ class ParseService:
             tagger = taggers[-1]                 # the most accurate one the model has
         if tagger not in taggers:
             has = ", ".join(taggers) if taggers else "no tagger (send tagged CoNLL-U)"
-            raise ServiceError("unknown_tagger", f"unknown tagger {tagger!r}; model {name}"
-                               f" has: {has}", value=taggers)
+            why = (info.get("unavailable") or {}).get(tagger)
+            raise ServiceError("unknown_tagger", f"model {name}'s {tagger} tagger is off on"
+                               f" this server: {why}; it has: {has}" if why else
+                               f"unknown tagger {tagger!r}; model {name} has: {has}",
+                               value=taggers)
         return tagger
 
     def plan(self, model: str | None, decoder: str | None, requested: dict[str, Any],

@@ -37,6 +37,7 @@ class Components:
     contextual: object | None = None       # the `NeuralAnalyser` that reads an encoder
     transition: object | None = None
     version: str = ""
+    unavailable: dict[str, str] = field(default_factory=dict)  # tagger -> why it is off
     _views: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -67,7 +68,9 @@ class Components:
         the pretrained encoder in place of the other, with its own calibrated settings
         (`PipelineConfig.for_contextual`); the policy code below needs no other case."""
         if self.contextual is None:
-            raise ModelError(f"model {self.config.name} has no contextual analyser")
+            why = self.unavailable.get("contextual")
+            raise ModelError(f"model {self.config.name} has no contextual analyser"
+                             + (f" here: {why}" if why else ""))
         if "contextual" not in self._views:
             from models.neural.tagger import AnalyserTagger
 
@@ -135,11 +138,7 @@ def load_components(directory: Path) -> Components:
                        directory)
     cd = cfg.part(directory, "contextual")
     if cd is not None:
-        from models.neural.network import NeuralAnalyser
-
-        c.contextual = NeuralAnalyser.load(str(cd))
-        if c.contextual.context is None:
-            raise ModelError(f"model {cfg.name}: its contextual part {cd} reads no encoder")
+        _contextual(c, cd)
     td = cfg.part(directory, "transition")
     if td is not None:
         from models import transition as transition_model
@@ -151,6 +150,24 @@ def load_components(directory: Path) -> Components:
                 ", neural analyser" if c.analyser else "",
                 ", transition parser" if c.transition else "")
     return c
+
+
+def _contextual(c: Components, cd: Path) -> None:
+    """The contextual analyser, or, where its encoder's package is missing or of another
+    version, none: the model serves its other taggers (the shipped en_ewt under the
+    runtime install, which has no encoder), and `unavailable` says why the contextual
+    one is off, with what to install. Any other fault of the part is the model's."""
+    from models.contextual.source import EncoderMissing
+    from models.neural.network import NeuralAnalyser
+
+    try:
+        c.contextual = NeuralAnalyser.load(str(cd))
+    except EncoderMissing as exc:
+        c.unavailable["contextual"] = str(exc)
+        logger.warning("model %s: the contextual tagger is off: %s", c.config.name, exc)
+        return
+    if c.contextual.context is None:
+        raise ModelError(f"model {c.config.name}: its contextual part {cd} reads no encoder")
 
 
 def _version(c: Components) -> str:

@@ -71,6 +71,12 @@ class Pipeline:
         return None if ctx is None else ctx.context.spec.to_json()
 
     @property
+    def unavailable(self) -> dict[str, str]:
+        """Taggers the model has but this install cannot run, each with why (the
+        contextual one without its encoder's package: what to install)."""
+        return dict(self.c.unavailable)
+
+    @property
     def arc_weight(self) -> float | None:
         """What `neural` unset means with the accurate tagger (None: no analyser)."""
         return self.c.config.arc_weight if self.c.analyser is not None else None

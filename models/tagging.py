@@ -56,8 +56,11 @@ class Tagging:
             return self.c.tagger
         if name == ACCURATE and self.c.accurate is not None:
             return self.c.accurate
-        raise BudgetError(f"unknown tagger {name!r}; model {self.c.config.name} has: "
-                          f"{', '.join(self.taggers)}")
+        has, why = ", ".join(self.taggers), self.c.unavailable.get(name)
+        if why:                  # the model has it, this install cannot run it
+            raise BudgetError(f"model {self.c.config.name}'s {name} tagger is off here: "
+                              f"{why}; it has: {has}")
+        raise BudgetError(f"unknown tagger {name!r}; model {self.c.config.name} has: {has}")
 
     def lemmas(self, forms: Sequence[str], upos: Sequence[str], xpos: Sequence[str]
                ) -> list[str]:

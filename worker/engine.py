@@ -151,7 +151,9 @@ class Engine:
                         # neural analyser)
                         "arc_weight": pipe.arc_weight,
                         # the pretrained encoder the `contextual` tagger reads (None: none)
-                        "encoder": pipe.encoder}
+                        "encoder": pipe.encoder,
+                        # taggers the model has that this install cannot run, and why
+                        "unavailable": pipe.unavailable}
         return out
 
     def info(self) -> dict[str, Any]:

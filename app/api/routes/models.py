@@ -22,7 +22,10 @@ async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
     `language`, `labels`, `components`, `taggers` (what a request's `tagger` may be:
     [], ["fast"], ["fast", "accurate"] or ["fast", "accurate", "contextual"], the most
     accurate last), `encoder` (the pretrained encoder the `contextual` tagger reads: name,
-    package versions, layers; null without one), `arc_weight` (the weight of the neural arc
+    package versions, layers; null without one), `unavailable` (taggers the model has
+    that this install cannot run, each with why: the contextual one where the
+    encoder's package is not installed, with the command that installs it),
+    `arc_weight` (the weight of the neural arc
     scores when the graph decoders' `neural` is unset and the accurate tagger tags; null
     for a model without them), `analysers` (how many neural analysers the model averages;
     where several, every decoder has the budget field `analysers` to use fewer, faster),
