@@ -37,7 +37,8 @@ NEURAL_FIELD = Field(NEURAL, "number", None, "weight of the neural analyser's ar
                      "(0: off; unset: the model's arc_weight with the accurate tagger, else "
                      "off)", lo=0, hi=10.0, nullable=True)
 SELECTIONAL_POWER = 0.5      # selectional's `neural` unset, accurate tagger: dev UAS/LAS
-                             # (bench/RESULTS.md, "selectional with the analyser")
+                             # (bench/journal/06-selectional.md,
+                             # "selectional with the analyser")
 SELECTIONAL_NEURAL_FIELD = Field(
     NEURAL, "number", None, "power of the neural analyser's arc probabilities in each "
     f"move's probability (0: off; unset: {SELECTIONAL_POWER:g} with the accurate tagger, "

@@ -28,8 +28,9 @@ list of n floats in [0, 1], one per word 1..n (list index 0 = word 1), beside
 The temperatures are temperature scaling (Guo et al. 2017). Sampling's were fitted
 on 300 en_ewt dev sentences outside the benchmark's 500-sentence subset
 (`python bench/graph/bench_sampling.py tune`, gold tags); on the subset the expected
-calibration error is 0.036 (bench/RESULTS.md, sampling section). Greedy's were fitted
-on 300 en_ewt dev sentences (seed 0) of the default request, `deptree parse` tags:
+calibration error is 0.036 (bench/journal/04-sampling.md, "Calibration of per-arc
+confidence"; 0.032 in its rerun, bench/RESULTS.md). Greedy's were fitted on 300 en_ewt dev
+sentences (seed 0) of the default request, `deptree parse` tags:
 the accurate tagger with the analyser's arc scores at the model's `arc_weight`, and
 the fast tagger without them; over the whole of dev the expected calibration error is
 0.011 and 0.017 (bench/graph/greedy_confidence.py). They belong to the shipped

@@ -13,8 +13,8 @@ never under MIN_T; convergence is `converge` sweeps in a row that leave the
 score unchanged (the chain has frozen); `chains` independent annealing runs
 (restarts, as in the greedy decoder) keep the best of their trees: on en_ewt,
 two chains cooling at 0.9 reach higher scores than one chain cooling at 0.95
-in the same time (bench/RESULTS.md (sampling section)). Random-walk proposals are never sharper
-than exp(Q/PROPOSAL_MIN_T), so they keep proposing new heads at low T.
+in the same time (bench/journal/04-sampling.md, "Score vs speed"). Random-walk proposals are
+never sharper than exp(Q/PROPOSAL_MIN_T), so they keep proposing new heads at low T.
 
 With confidence sweeps asked for, a second chain starts from the best tree at
 a fixed temperature and counts, per word, the samples that agree with it

@@ -14,7 +14,7 @@ attrs uint64 (n+1, N_ATTRS) C-contiguous, positions int64, out uint64
 loads it from its cache), and converts the callers' int32 positions and literal
 constants, instead of compiling one specialisation per mix of argument types (14
 of `sib_features`: the feature kernels were over half of a cold start's compile
-time, bench/RESULTS.md "Cold start"). `fhash` is called, not inlined by numba
+time, bench/journal/13-cold-start.md "Cold start"). `fhash` is called, not inlined by numba
 (LLVM still inlines it): inlined, or specialised for each literal template id,
 its ~40 uses made `arc_features` alone take 6-9 s to compile.
 

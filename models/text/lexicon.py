@@ -58,7 +58,8 @@ _BEFORE_GAP = re.compile(rf"(?<=\w)[^\w\s](?=\s|[{re.escape(TRAILING_BEFORE)}])"
 INNER_SHARE = 0.9
 # 5, not 10: nl_lassysmall's 1,234 training sentences keep "/" (7 of 7) and "&" (5 of 5)
 # inside words, which 10 missed (dev word F1 98.91 -> 99.03); en_ewt, hu_szeged and
-# tr_imst cut no token differently (bench/RESULTS.md, "From raw text against UDPipe 1.4")
+# tr_imst cut no token differently (bench/journal/12-any-treebank.md, "From raw text
+# against UDPipe 1.4")
 INNER_MIN = 5
 # a pair is kept by a majority of at least INNER_MIN cases: the rule is the pair itself,
 # not a character that then holds in words the treebank never had (`inner`), so the

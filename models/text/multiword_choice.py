@@ -29,7 +29,7 @@ FORMAT_VERSION = 1
 MIN_EACH_WAY = 2          # a form is a choice when train has it at least this often each way
 # held-out tokens a form's chooser must get right beyond the rules to be kept: en_ewt's
 # "its" wins 23, its other forms at most 2, and tr_imst's "vardı", which wins 2, lost 2
-# of dev's 4 (bench/RESULTS.md, "From raw text against UDPipe 1.4")
+# of dev's 4 (bench/journal/12-any-treebank.md, "From raw text against UDPipe 1.4")
 MIN_WINS = 3
 EDGE = "<s>"
 

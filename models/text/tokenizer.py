@@ -70,8 +70,8 @@ _EXT = (
 # inside a window of NAME_WINDOW characters (RFC 5321 caps an address at 254, DNS a
 # name at 253), since each can scan a long run of word characters and dots only to
 # fail, and at every start position in the run that made scanning quadratic (16 kB of
-# "a.ba.b..." took 5 s of CPU, bench/RESULTS.md); then the rest, whose patterns consume
-# what they scan.
+# "a.ba.b..." took 5 s of CPU, bench/RESULTS.md, "Hostile inputs"); then the rest, whose
+# patterns consume what they scan.
 _URL = re.compile(r"(?P<url>(?:https?://|ftp://|www\.)[^\s]+)", re.IGNORECASE)
 _EMAIL = re.compile(r"(?P<email>[\w.+-]*@[\w-]+(?:\.[\w-]+)*)", re.IGNORECASE)
 _DOMAIN = re.compile(rf"(?P<domain>\w[\w-]*(?:\.[\w-]+)*\.(?:{_EXT})\b)", re.IGNORECASE)

@@ -47,8 +47,9 @@ PASS_TYPES = (LEFT_PASS, RIGHT_PASS, NO_PASS)
 
 # AdaGrad keeps two dense float32 (rows, actions) tables, the weights and their squared
 # gradient sums: at most this many cells each (512 MB for the pair). 5,000 sentences of
-# 28 words (140k) with ~100 actions then train in 1.8 GB, not 2.3 (bench/RESULTS.md,
-# "Peak memory at 5,000 sentences"); the rows halve from 2**20 to 2**19.
+# 28 words (140k) with ~100 actions then train in 1.8 GB, not 2.3
+# (bench/journal/12-any-treebank.md, "Peak memory at 5,000 sentences"); the rows halve from
+# 2**20 to 2**19.
 MAX_CELLS = 1 << 26
 
 logger = logging.getLogger(__name__)

@@ -222,7 +222,8 @@ def test_a_time_budget_leaves_the_analysers_what_the_other_stages_do_not_take(tm
 
 def test_treebanks_under_100k_words_get_two_analysers():
     """Measured to pay at 22k and 75k words; en_ewt (205k) keeps one, for its build time
-    and speed goals (bench/RESULTS.md, "Two analysers up to 100,000 training words")."""
+    and speed goals (bench/journal/12-any-treebank.md, "Two analysers up to 100,000
+    training words")."""
     assert build.auto_analysers(22_432) == 2
     assert build.auto_analysers(75_186) == 2
     assert build.auto_analysers(204_577) == 1

@@ -17,11 +17,11 @@ from ...decoders import (
 )
 from .base import Decoded, Scorer
 
-# beam, swaps, alpha, beta tuned on an en_ewt dev subset (bench/RESULTS.md, bgi section)
+# beam, swaps, alpha, beta tuned on an en_ewt dev subset (bench/journal/05-bgi.md)
 # start: where the swaps start; not in the paper, the first-order MST as a second start:
 # "both" (default; the MST joins the beam) gives en_ewt dev 88.63 UAS against the
 # paper's "bgi" 87.54, at 0.83x its speed; "max" (one search, from the best of the
-# beam's trees and the MST) 88.16 at 0.95x (bench/RESULTS.md). Also with ensemble_with:
+# beam's trees and the MST) 88.16 at 0.95x (bench/journal/05-bgi.md). Also with ensemble_with:
 # with selectional, 89.34 against 89.22 from "bgi" (the cluster model of 2026-11-26).
 # "selectional" is the transition parser: the pipeline runs it first and hands its tree
 # over as `ensemble_heads` (the graph model alone cannot run it).
@@ -39,7 +39,8 @@ FIELDS = (
     Field("start", "choice", "both", "where the swaps start: bgi (the beam's trees), max "
           "(the best of them and the first-order MST) or both", choices=("bgi", "max", "both")),
     # decode_bgi.MIN_PART_PROB, the search's own default (a test keeps them equal); on 300
-    # en_ewt dev sentences 0.01: 87.61 UAS at 57 us/token, 0.1: 87.41 at 36 (RESULTS.md)
+    # en_ewt dev sentences 0.01: 87.61 UAS at 57 us/token, 0.1: 87.41 at 36
+    # (bench/journal/05-bgi.md, "Earlier runs on dev subsets")
     Field("min_part_prob", "number", 0.01, "leave out higher-order parts whose arcs' "
           "probability product is below this: faster, a little less accurate", lo=0, hi=1),
     DEADLINE,

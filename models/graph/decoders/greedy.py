@@ -13,7 +13,8 @@ from ..search_space import build_search_space
 from .base import CONFIDENCE, SEED, Decoded, Scorer
 
 # converge 20: on en_ewt dev it finds the best tree of a 3000-restart run for >= 98% of
-# sentences (converge 10: 96%) at over 5,000 tokens/s (bench/RESULTS.md)
+# sentences (converge 10: 96%) at over 5,000 tokens/s (bench/journal/01-graph-parser.md,
+# "Search quality" and "Speed and the accuracy/speed curve")
 FIELDS = (
     Field("restarts", "int", 100, "most hill-climbs, each from a random tree", lo=1, hi=10000,
           cap=2000),
