@@ -98,7 +98,7 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--label-smoothing", type=float, default=None, metavar="EPS",
                    help="share of each of the analyser's losses spread over the answers it "
                         "could give (default 0: it raised small treebanks' analysers, not "
-                        "their models, bench/RESULTS.md)")
+                        "their models, bench/journal/12-any-treebank.md)")
     p.add_argument("--time-budget", type=float, default=None, metavar="MINUTES",
                    help="aim to end the build within this time: the neural analysers train "
                         "fewer epochs where their first ones show that the rest would not "

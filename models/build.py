@@ -54,7 +54,7 @@ JAX_CACHE = "jax-cache"           # under .build: the neural stage's compiled pr
 # glibc (2.35 on) asks for transparent huge pages for its large blocks in the neural
 # stage's process: XLA maps each training step's buffers afresh, and they fault in
 # 2 MB pages instead of 4 kB ones: 13x fewer faults, a step 1.07-1.1x faster
-# (bench/RESULTS.md, "Huge pages"); an older glibc ignores the setting.
+# (bench/journal/12-any-treebank.md, "Huge pages, and bfloat16 on AVX512-BF16"); an older glibc ignores the setting.
 HUGE_PAGES = "glibc.malloc.hugetlb=1"
 
 
@@ -215,7 +215,7 @@ def auto_folds(n_sentences: int) -> int:
     sentences) 4 folds gave tags 0.14 UPOS less accurate than 10 (97.06 against 97.20),
     each fold's tagger seeing 9,400 sentences instead of 11,300; on a treebank of
     50,000 the 4 folds' taggers see 37,500 each, and the stage takes ~12 minutes
-    instead of ~26 (bench/RESULTS.md, "Fewer jackknife folds for large treebanks")."""
+    instead of ~26 (bench/journal/12-any-treebank.md, "Fewer jackknife folds for large treebanks")."""
     return max(3, min(FOLDS, 1 + FOLD_SENTENCES // max(1, n_sentences)))
 
 
@@ -251,7 +251,7 @@ def _tagged_train(run: _Run) -> Path:
 def auto_analysers(n_words: int) -> int:
     """Neural analysers to average when `--analysers` is 0: two below ENSEMBLE_WORDS
     training words, where the pair beats its first member by 0.7 / 0.9 UAS / LAS at 75k
-    words and 1.6 / 2.0 at 22k (bench/RESULTS.md, "Two analysers up to 100,000 training
+    words and 1.6 / 2.0 at 22k (bench/journal/12-any-treebank.md, "Two analysers up to 100,000 training
     words"); one above, where the gain shrinks (en_ewt, 205k: 0.2 / 0.4) and en_ewt's
     1,500 tokens/s would not hold. The stage sees the same number of words in all
     (`neural.train.auto_epochs`): one analyser twice as many as each of a pair, so the
@@ -266,7 +266,7 @@ def neural_seconds(run: _Run, analysers: int) -> float | None:
     far took what they took; the later ones (graph, transition, calibrate) get
     LATER_SHARE of that time, at least LATER_MIN: measured, they took 0.89-0.92x the
     front-end and jackknife on en_ewt and 104-229 s on the three smaller treebanks
-    (bench/RESULTS.md, "A time budget for the build"). Each analyser's process spends
+    (bench/journal/12-any-treebank.md, "A time budget for the build"). Each analyser's process spends
     ANALYSER_OVERHEAD outside its epochs (vectors, encoding, saving; 15-30 s measured).
     The later stages' share is judged by the stages before the analysers' (front-end,
     jackknife), whenever it is asked. The neural stage counts the contextual analyser,

@@ -16,8 +16,9 @@ BF16_MIN_WORDS = 100_000    # `auto`: float32 for smaller training sets
 def hardware_bf16(cpuinfo: str | Path = "/proc/cpuinfo") -> bool:
     """Whether this CPU multiplies bfloat16 in hardware: with AMX-BF16 tiles XLA's
     bfloat16 products with float32 sums run ~6x faster than float32 ones and a training
-    step 1.17x; with AVX512-BF16 alone a step runs 1.05-1.1x faster (bench/RESULTS.md,
-    "Mixed precision" and "Huge pages")."""
+    step 1.17x; with AVX512-BF16 alone a step runs 1.05-1.1x faster
+    (bench/journal/12-any-treebank.md, "Mixed precision: bfloat16 products in the
+    analyser's training" and "Huge pages, and bfloat16 on AVX512-BF16")."""
     try:
         text = Path(cpuinfo).read_text()
     except OSError:
@@ -32,7 +33,7 @@ def resolve(setting: str, words: int) -> str:
     analyser scored as its float32 twin did, and its build needs the speed to stay
     under an hour. Below, float32: with bfloat16, nl_lassysmall's analysers scored 0.43
     dev LAS lower on average over four seeds (0 to 0.73), hu_szeged's 0.33 in one, for
-    a 1.1x faster training (bench/RESULTS.md, "bfloat16 against float32 in four seeds")."""
+    a 1.1x faster training (bench/journal/12-any-treebank.md, "bfloat16 against float32 in four seeds")."""
     if setting not in CHOICES:
         raise ValueError(f"precision must be one of {', '.join(CHOICES)}, not {setting!r}")
     if setting == "auto":

@@ -79,8 +79,8 @@ def auto_epochs(n_words: int, analysers: int = 1) -> int:
     request on hu_szeged dev, two analysers of 569 epochs beat two of 300 on its first
     10.5k words by 0.7 / 0.7 UAS / LAS, and two of 1,198 beat two of 600 on its first
     5k words by 0.7 / 0.9; on en_ewt dev, one of 60 epochs beat one of 30 by 0.32 /
-    0.39 (bench/RESULTS.md, "Tiny treebanks: 600 epochs", "Tiny treebanks: 1,200
-    epochs" and "en_ewt: one analyser, twice the words")."""
+    0.39 (bench/journal/12-any-treebank.md, "Tiny treebanks: 600 epochs", "Tiny
+    treebanks: 1,200 epochs" and "en_ewt: one analyser, twice the words")."""
     words = WORDS_SEEN / max(1, analysers)
     return int(min(MAX_EPOCHS, max(15, math.ceil(words / max(1, n_words)))))
 
@@ -97,7 +97,7 @@ def release_freed_memory() -> None:
     elsewhere). XLA's compiler frees ~400 MB a program that glibc would keep: without
     this, the analyser's process on 5,000 long sentences stayed at 1.4-1.6 GB between
     compiles instead of 1.05-1.15 and peaked at 1.7-1.9 GB instead of 1.6
-    (bench/RESULTS.md, "Peak memory at 5,000 sentences")."""
+    (bench/journal/12-any-treebank.md, "Peak memory at 5,000 sentences")."""
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
@@ -222,7 +222,7 @@ def affordable_epochs(history: Sequence[dict], planned: int, seconds: float | No
     last ten, plus the dev evaluations' share. Never fewer than one more than done,
     never more than planned. Asked after every epoch, the answer may go up as well as
     down: a plan that could only shrink kept its cuts on slow epochs and used 92-98% of
-    the budget in replays of recorded runs, against 99.7-99.9% (bench/RESULTS.md, "A
+    the budget in replays of recorded runs, against 99.7-99.9% (bench/journal/12-any-treebank.md, "A
     time budget for the build")."""
     done = len(history)
     if seconds is None or not done or done >= planned:
