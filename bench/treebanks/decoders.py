@@ -4,11 +4,12 @@ a request chooses.
 
     OMP_NUM_THREADS=1 python bench/treebanks/decoders.py en_ewt --model models/pretrained/en_ewt
 
-Each row parses dev once with the decoder's default budget, `auto` (the accurate
-tagger, and the analyser's scores) or `fast` (the linear tagger, no neural scores), in
-jobs of 16 sentences as `speed.py` does. Tokens/s is process CPU time of that pass
-(after a warm-up on 40 sentences), given with its ratio to mst with the fast tagger,
-timed in the same command. Writes bench/results/treebanks/decoders_<name>.json, or
+Each row parses dev once with the decoder's default budget and each tagger the model
+has, most accurate first: `contextual` (the analyser that reads the pretrained encoder,
+and its scores), `accurate` (the analyser without it) and `fast` (the linear tagger, no
+neural scores), in jobs of 16 sentences as `speed.py` does. Tokens/s is process CPU
+time of that pass (after a warm-up on 40 sentences), given with its ratio to mst with
+the fast tagger, timed in the same command. Writes bench/results/treebanks/decoders_<name>.json, or
 `--out`.
 """
 from __future__ import annotations
@@ -54,7 +55,7 @@ def main() -> int:
         return time.process_time() - t0
 
     rows = {}
-    taggers = [t for t in ("auto", "fast") if t == "fast" or "accurate" in pipe.taggers]
+    taggers = pipe.taggers[::-1]            # the most accurate (`auto`'s) first
     for decoder in pipe.decoders():
         for tagger in taggers:
             run(decoder, tagger, copy.deepcopy(gold[:40]))            # warm-up
