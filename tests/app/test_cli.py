@@ -39,16 +39,18 @@ def pipe(model) -> Pipeline:
 @pytest.fixture
 def fast_only(model, pipe, tmp_path) -> Path:
     """en_ewt without its accurate tagger: the model itself, or a copy (symlinks) of it
-    without the neural analyser (`neural/`, and its entry in pipeline.json)."""
+    without the neural analysers (`neural/`, `contextual/`, their entries in
+    pipeline.json)."""
     if "accurate" not in pipe.taggers:
         return model
     out = tmp_path / "en_ewt_fast"
     out.mkdir()
     for p in model.iterdir():
-        if p.name not in ("neural", "pipeline.json"):
+        if p.name not in ("neural", "contextual", "pipeline.json"):
             (out / p.name).symlink_to(p)
     meta = json.loads((model / "pipeline.json").read_text())
     meta.pop("neural")
+    meta.pop("contextual", None)
     (out / "pipeline.json").write_text(json.dumps(meta))
     assert Pipeline.load(out).taggers == ["fast"]
     return out
