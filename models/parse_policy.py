@@ -219,7 +219,7 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
             arc_seconds += time.perf_counter() - t0
         enc = c.graph.encode(forms, lemmas, upos, xpos)
         res = c.graph.decode(enc, decoder, {**budget, **remaining_budget(deadline)}, bonus,
-                             extra, partner)
+                             extra, partner, c.config.confidence_temperature)
         own = analysis is None or c.config.label_mix is None   # the graph labeler's relations
         d = Decision([int(h) for h in res.heads[1:]],
                      c.graph.label(enc, res.heads) if own else [], res.score,

@@ -21,7 +21,7 @@ FORMAT_VERSION = 2
 PARTS = ("graph", "frontend", "neural", "transition", "contextual")
 # the settings calibrated for an analyser, which the contextual one has its own of
 CALIBRATED = ("tag_weight", "arc_weight", "label_mix", "tag_flips", "feats_min_prob",
-              "decoder_defaults")
+              "decoder_defaults", "confidence_temperature")
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,9 @@ class PipelineConfig:
     # the model's own budget defaults, over the decoders' (e.g. a smaller greedy
     # `converge` where the analyser's scores make the search settle sooner)
     decoder_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # greedy's per-arc confidence: the temperature of its first-order arcs with the
+    # analyser's scores, calibrated on dev (None: models/graph/confidence.py's constant)
+    confidence_temperature: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)    # everything else in the file
 
     @classmethod

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from models.conllu import read_conllu
+from models.graph.confidence import expected_calibration_error
 from models.pipeline import Pipeline
 
 BINS = 10
@@ -28,15 +29,7 @@ FIT_SENTENCES, FIT_SEED = 300, 0
 
 
 def ece(conf: np.ndarray, ok: np.ndarray) -> tuple[float, list[tuple]]:
-    b = np.minimum((conf * BINS).astype(int), BINS - 1)
-    rows, e = [], 0.0
-    for i in range(BINS):
-        sel = b == i
-        if sel.any():
-            rows.append((i / BINS, (i + 1) / BINS, int(sel.sum()), float(conf[sel].mean()),
-                         float(ok[sel].mean())))
-            e += sel.sum() / len(conf) * abs(ok[sel].mean() - conf[sel].mean())
-    return float(e), rows
+    return expected_calibration_error(conf, ok, BINS)
 
 
 def main() -> None:

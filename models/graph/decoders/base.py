@@ -34,6 +34,8 @@ class Scorer:
                                            # (its pruner), all arcs; None: use S
     neural: bool = False   # the analyser's arc scores are in S and first_order (greedy's
                            # confidence has a temperature for each case)
+    arc_temperature: float | None = None   # greedy confidence's, as the model calibrated
+                                           # it for its analyser (None: the constants)
 
     def score(self, heads: np.ndarray) -> float:
         mk, mv, mf = new_memo(self.S.shape[0] - 1)

@@ -54,7 +54,7 @@ def decode(sc: Scorer, b: dict) -> Decoded:
     if b["confidence"]:  # see models/graph/confidence.py
         stats["confidence"] = greedy_confidence(
             sc.S if sc.first_order is None else sc.first_order, sc.allowed, sc.neural,
-            res.optima, res.optima_scores, res.heads)
+            res.optima, res.optima_scores, res.heads, sc.arc_temperature)
         stats["confidence_samples"] = len(res.optima_scores)
     return Decoded(res.heads, res.score, stats,
                    (res.optima, res.optima_scores, res.optima_counts))
