@@ -205,7 +205,7 @@ def _confidence_temperature(c, dev, forms, tags, w: float, budget: dict
     over the first CONFIDENCE_SENTENCES sentences, and the ECE of each: the analyser's
     arc scores set how sure the arcs are (at en_ewt v6's 1.6 its contextual analyser's
     default request had an ECE of 0.070, its accurate one's 0.014)."""
-    from models.graph.confidence import expected_calibration_error
+    from models.graph.confidence import GREEDY_NEURAL_ARC_TEMPERATURE, expected_calibration_error
 
     n = min(CONFIDENCE_SENTENCES, len(dev))
     conf = {t: [] for t in CONFIDENCE_TEMPERATURES}
@@ -222,7 +222,8 @@ def _confidence_temperature(c, dev, forms, tags, w: float, budget: dict
             right += [h == x.head for h, x in zip(d.heads, s.words)]
     ece = {t: expected_calibration_error(np.array(v), np.array(right, float))[0]
            for t, v in conf.items()}
-    best = min(ece, key=lambda t: (ece[t], abs(t - 1.6)))
+    # ties go to the temperature nearest the default one
+    best = min(ece, key=lambda t: (ece[t], abs(t - GREEDY_NEURAL_ARC_TEMPERATURE)))
     c.config = replace(c.config, confidence_temperature=best)
     return best, ece
 

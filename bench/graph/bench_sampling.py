@@ -30,7 +30,7 @@ from dev_data import DEV, encoded, load_dev, machine
 
 from models.conllu import read_conllu
 from models.graph import decoders as D
-from models.graph.confidence import GREEDY_TAU, optima_confidence
+from models.graph.confidence import GREEDY_TAU, expected_calibration_error, optima_confidence
 from models.pipeline import Pipeline
 
 HERE = Path(__file__).resolve().parent
@@ -79,15 +79,8 @@ def uas(data, res) -> float:
 
 def ece_table(conf: np.ndarray, ok: np.ndarray):
     """Reliability rows (lo, hi, count, mean confidence, accuracy) and the ECE."""
-    b = np.minimum((conf * BINS).astype(int), BINS - 1)
-    rows, ece = [], 0.0
-    for i in range(BINS):
-        sel = b == i
-        if sel.any():
-            c, a = float(conf[sel].mean()), float(ok[sel].mean())
-            rows.append((i / BINS, (i + 1) / BINS, int(sel.sum()), c, a))
-            ece += sel.sum() / len(conf) * abs(a - c)
-    return rows, float(ece)
+    ece, rows = expected_calibration_error(conf, ok, BINS)
+    return rows, ece
 
 
 def correct(data, res) -> np.ndarray:
