@@ -75,6 +75,10 @@ def jsonable(v: Any) -> Any:
     return v
 
 
+STEP_S = 0.25             # the time a chunk of look-ahead analysis is sized to take
+PROBE_WORDS = (16, 48)     # the probe sentences of `Engine._analysis_pace`, each run twice
+
+
 class Engine:
     def __init__(self, cfg: WorkerConfig, name: str | None = None) -> None:
         self.cfg = cfg
@@ -87,6 +91,9 @@ class Engine:
         self.warmer: Warmer | None = None
         self.on_warm: Callable[[], None] | None = None   # more decoders are warm
         self.paces: dict[tuple[str, str, str], dict[str, float]] = {}  # the last job's
+        # seconds a word of look-ahead analysis by (model, tagger): the last job's with
+        # any decoder, else a probe's (`_analysis_pace`)
+        self.analysis: dict[tuple[str, str], float] = {}
 
     # ---- start ---------------------------------------------------------------
     def load(self) -> None:
@@ -228,11 +235,46 @@ class Engine:
         # `pace` says when the job cannot end before nobody waits (issue 61); until it
         # has measured itself, by the last job's pace with this decoder and tagger
         key = (job["model"], decoder, tagger)
-        pace = Pace(job.get("deadline_at"), job.get("expires_at"), prior=self.paces.get(key))
+        prior = dict(self.paces.get(key) or {})
+        if "analyse" not in prior and self._late(job):
+            prior["analyse"] = self._analysis_pace(pipe, job["model"], tagger, budget)
+        pace = Pace(job.get("deadline_at"), job.get("expires_at"), prior=prior)
         try:
             return self._parse(pipe, job, prepared, pace, cancelled, tagger, budget)
         finally:
-            self.paces[key] = pace.rates()
+            self.paces[key] = rates = pace.rates()
+            if "analyse" in rates:
+                self.analysis[job["model"], tagger] = rates["analyse"]
+
+    @staticmethod
+    def _late(job: dict) -> bool:
+        return job.get("deadline_at") is not None and time.time() >= job["deadline_at"]
+
+    def _analysis_pace(self, pipe: Pipeline, model: str, tagger: str, budget: dict) -> float:
+        """Seconds a word of `tagger`'s look-ahead analysis: the last job's (any decoder),
+        else measured on two probe sentences of ordinary words, as the time the longer
+        takes beyond the shorter (the fixed cost of a batch left out). A job that starts
+        past its deadline goes by it until it has measured itself, so that it stops
+        before its first step when it cannot end: the contextual tagger's first step, a
+        250-word sentence, took 1.8 s, and a 1 ms deadline's workers were busy 3 s. It
+        is about a lower bound (ordinary words; a word of many subwords costs 3 to 5
+        times as much), so it stops a job late rather than early (`worker.pace`)."""
+        if (model, tagger) in self.analysis:
+            return self.analysis[model, tagger]
+        from models.warmup import WORDS
+
+        best = {}
+        for n in (4, *PROBE_WORDS * 2):        # the first: whatever a first call costs
+            words = [f"Probe{n}x{time.time_ns()}"] + [WORDS[i % len(WORDS)]
+                                                      for i in range(n - 1)]
+            t0 = time.perf_counter()
+            pipe.analyze_ahead([words], tagger, budget)
+            best[n] = min(best.get(n, math.inf), time.perf_counter() - t0)
+        short, long = PROBE_WORDS
+        rate = (best[long] - best[short]) / (long - short)
+        if rate > 0:                  # else too noisy to tell: the next late job probes
+            self.analysis[model, tagger] = rate
+        return max(rate, 0.0)
 
     def _parse(self, pipe: Pipeline, job: dict, prepared: list[list[tuple]], pace: Pace,
                cancelled: Callable[[], bool] | None, tagger: str, budget: dict
@@ -289,19 +331,29 @@ class Engine:
         job can still end in time; the prepared sentences left for later. A late job
         that has not yet timed a parse analyses one chunk and leaves the rest until its
         next sentence: its first parse tells it whether it can end at all
-        (`Pace.blind_to_parses`)."""
-        from models.parse_policy import ahead_chunks
+        (`Pace.blind_to_parses`). A chunk holds the words that take about STEP_S at
+        the pace known (`AHEAD_CHUNK_TOKENS` at most, and at least one sentence): the
+        contextual tagger's 256 words of many subwords each took 1.7 s, a step the
+        job could not stop in."""
+        from models.parse_policy import AHEAD_CHUNK_TOKENS, ahead_chunks
 
         todo = [s for s in window if s[1] is None]
-        for i, (a, b) in enumerate(ahead_chunks([len(s[0]) for s in todo])):
+        a = 0
+        while a < len(todo):
             self._check(job, cancelled, where, pace, state)
-            if i and pace.blind_to_parses():
+            if a and pace.blind_to_parses():
                 return todo[a:]
+            rate = pace.rates().get("analyse")
+            tokens = AHEAD_CHUNK_TOKENS if not rate else \
+                max(1, min(AHEAD_CHUNK_TOKENS, int(STEP_S / rate)))
+            _, b = ahead_chunks([len(s[0]) for s in todo[a:]], tokens)[0]
+            b += a
             words = sum(len(s[0]) for s in todo[a:b])
             t0 = time.perf_counter()
             pipe.analyze_ahead([s[0] for s in todo[a:b]], tagger, budget)
             pace.analysed(words, time.perf_counter() - t0)
             state["analyse"] -= words
+            a = b
         return []
 
     @staticmethod
