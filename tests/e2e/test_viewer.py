@@ -23,9 +23,11 @@ CHROMIUM = os.environ.get("DEPTREE_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run", "--disable-sync"]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-# greedy and mst disagree on this one (10 of 21 arcs with the shipped en_ewt)
-SENTENCE = ("Time flies like an arrow and fruit flies like a banana while the committee that "
-            "the mayor appointed argued about it.")
+# greedy and mst disagree on this one (on 1 of its 23 arcs with the shipped en_ewt's
+# contextual tagger, which leaves them few sentences to disagree on: "Time flies like an
+# arrow...", which they split 10 of 21 arcs on with the accurate one, they now agree on)
+SENTENCE = ("I saw the man with the telescope on the hill near the river that flows past "
+            "the old mill in the village.")
 SVG = "{http://www.w3.org/2000/svg}"
 
 

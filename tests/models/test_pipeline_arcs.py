@@ -91,8 +91,8 @@ def test_bad_weights_are_budget_errors(pipe):
 
 
 def test_a_model_without_analyser_refuses_a_weight_and_lists_no_field(pipe):
-    plain = copy.copy(pipe)
-    plain.c = dataclasses.replace(pipe.c, analyser=None)
+    plain = copy.copy(pipe)        # neither analyser: nor the contextual one
+    plain.c = dataclasses.replace(pipe.c, analyser=None, accurate=None, contextual=None)
     plain.tagging = type(pipe.tagging)(plain.c)
     assert all(NEURAL not in d["fields"] for d in plain.decoders().values())
     assert plain.parse_words(FORMS, "mst", {NEURAL: 0}).stats[NEURAL] == 0

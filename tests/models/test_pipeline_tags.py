@@ -69,7 +69,8 @@ def test_used_by_greedy_not_by_mst(pipe, sentences, monkeypatch):
     monkeypatch.setattr(pipe.tagging, "choose_tags",
                         lambda forms, tagger="fast", deadline=None:
                         calls.append(1) or real(forms, tagger, deadline))
-    pipe.parse_words(sentences[0], "mst", {})
+    # the fast tagger's re-tagging (`_on`; the contextual default has its own settings)
+    pipe.parse_words(sentences[0], "mst", {}, tagger="fast")
     assert not calls
-    pipe.parse_words(sentences[0], "greedy", {})
+    pipe.parse_words(sentences[0], "greedy", {}, tagger="fast")
     assert calls

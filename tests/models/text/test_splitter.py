@@ -85,16 +85,19 @@ def test_shipped_splitter_without_final_punctuation(shipped_dir):
 
 
 def test_a_blank_line_always_ends_a_sentence(shipped_dir):
-    """The shipped splitter alone joins these two (EWT dev's reviews); a blank line is a
-    paragraph's end, so the service splits there as `deptree parse --input text` does."""
+    """The shipped splitter alone joins these two (the splitter of 2026-12 splits EWT
+    dev's "love this park / this is a great park to have" itself, but not this one, which
+    starts with "and"); a blank line is a paragraph's end, so the service splits there as
+    `deptree parse --input text` does."""
     tok = Tokenizer.load(f"{shipped_dir}/tokenizer")
-    text = "love this park\n\nthis is a great park to have"
+    text = "the staff was friendly\n\nand the rooms were clean"
     toks = tok.tokenize_sentence(text)
     assert tok.splitter.boundaries(text, toks) == [len(toks) - 1]
     sents = tok.tokenize(text)
     assert [text[s[0].start:s[-1].end] for s in sents] == [
-        "love this park", "this is a great park to have"]
-    one_line = "love this park\nthis is a great park to have"   # a line break alone: the splitter's
+        "the staff was friendly", "and the rooms were clean"]
+    # a line break alone: the splitter's
+    one_line = "the staff was friendly\nand the rooms were clean"
     assert len(tok.tokenize(one_line)) == 1
 
 
