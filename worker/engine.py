@@ -115,6 +115,14 @@ class Engine:
         if self.warmer is None:
             self.warmer = Warmer(self.directories, self._warm_changed)
         self.warmer.start(list(self.pipes.values()))
+        # the analysers' pace, for a first job that starts past its deadline: measured
+        # here, off any job's time (a job's own probe took 0.4 s on a slow machine)
+        for name, pipe in self.pipes.items():
+            for tagger in pipe.taggers[1:]:          # those that analyse (not `fast`)
+                try:
+                    self._analysis_pace(pipe, name, tagger, {})
+                except Exception as exc:              # a probe never stops a worker
+                    logger.warning("no pace probe of %s's %s tagger: %s", name, tagger, exc)
 
     def wait_warm(self, timeout: float | None = None) -> bool:
         """Wait until every decoder is warm (see warm_up); whether they all are."""
