@@ -83,9 +83,6 @@ def test_accurate_where_the_model_lacks_it_is_exit_2_naming_its_taggers(fast_onl
 
 
 def test_accurate_tags_with_the_accurate_tagger(model, pipe, ewt_dev_tokens):
-    if "accurate" not in pipe.taggers:
-        pytest.skip("en_ewt has no accurate tagger yet (models/pretrained/en_ewt/frontend/"
-                    "neural/ missing)")
     # sentences the two taggers tag differently, so the output shows which one ran
     sents = [f for f in ewt_dev_tokens(300) if " " not in "".join(f)
              and pipe.tag(f, "fast")[:2] != pipe.tag(f, "accurate")[:2]][:5]

@@ -290,9 +290,6 @@ def heads(resp: dict) -> list[list[int]]:
 
 
 def test_accurate_tagger_is_used_reported_and_cached_apart(http, ewt_dev_tokens):
-    if "accurate" not in taggers_of(http):
-        pytest.skip("en_ewt has no accurate tagger yet (models/pretrained/en_ewt/frontend/"
-                    "neural/ missing)")
     sents = ewt_dev_tokens(64)
     body = {"sentences": sents, "decoder": "mst", "tagger": "fast"}
     fast = http.post("/parse", json=body).json()

@@ -138,13 +138,6 @@ def test_tagger_values_other_than_a_taggers_name_use_the_default_tagger(server):
 def test_tagger_accurate_retags_with_the_accurate_tagger(server, ewt_dev_tokens):
     with server.client() as c:
         taggers = c.get("/models").json()["models"]["en_ewt"]["taggers"]
-        if "accurate" not in taggers:
-            r = c.post("/process", data={"data": CONLLU, "tagger": "accurate"})
-            assert r.status_code == 422, r.text
-            err = r.json()["error"]
-            assert err["code"] == "unknown_tagger" and "en_ewt has: fast" in err["message"]
-            pytest.skip("en_ewt has no accurate tagger yet (models/pretrained/en_ewt/"
-                        "neural/ missing): checked the 422 only")
         sents = ewt_dev_tokens(64)
         vertical = "".join("\n".join(s) + "\n\n" for s in sents)
         got = {v: conllu_tags(udpipe_call(server.url, data=vertical, input="vertical",

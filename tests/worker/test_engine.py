@@ -204,9 +204,6 @@ def test_unknown_tagger_is_a_refusal_naming_the_models_taggers(engine):
 
 def test_accurate_job_is_tagged_by_the_accurate_tagger(engine, ewt_dev_tokens):
     pipe = engine.pipes["en_ewt"]
-    if "accurate" not in pipe.taggers:
-        pytest.skip("en_ewt has no accurate tagger yet (models/pretrained/en_ewt/frontend/"
-                    "neural/ missing)")
     # a sentence the two taggers tag differently, so the answer shows which one ran
     forms = next((f for f in ewt_dev_tokens(500)
                   if pipe.tag(f, "fast")[:2] != pipe.tag(f, "accurate")[:2]), None)
