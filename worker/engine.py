@@ -76,6 +76,8 @@ def jsonable(v: Any) -> Any:
 
 
 STEP_S = 0.25             # the time a chunk of look-ahead analysis is sized to take
+MIN_CHUNK_WORDS = 64      # ... at the least (where the window has them): a smaller
+                          # chunk is mostly a call's fixed cost (`worker.pace.MIN_WORDS`)
 PROBE_WORDS = (16, 48)     # the probe sentences of `Engine._analysis_pace`, each run twice
 
 
@@ -342,7 +344,9 @@ class Engine:
         (`Pace.blind_to_parses`). A chunk holds the words that take about STEP_S at
         the pace known (`AHEAD_CHUNK_TOKENS` at most, and at least one sentence): the
         contextual tagger's 256 words of many subwords each took 1.7 s, a step the
-        job could not stop in."""
+        job could not stop in. It holds at least MIN_CHUNK_WORDS: sized by a pace
+        measured on small steps (mostly fixed cost), chunks shrank to one sentence
+        each, and their pace looked slower still."""
         from models.parse_policy import AHEAD_CHUNK_TOKENS, ahead_chunks
 
         todo = [s for s in window if s[1] is None]
@@ -353,7 +357,7 @@ class Engine:
                 return todo[a:]
             rate = pace.rates().get("analyse")
             tokens = AHEAD_CHUNK_TOKENS if not rate else \
-                max(1, min(AHEAD_CHUNK_TOKENS, int(STEP_S / rate)))
+                max(MIN_CHUNK_WORDS, min(AHEAD_CHUNK_TOKENS, int(STEP_S / rate)))
             _, b = ahead_chunks([len(s[0]) for s in todo[a:]], tokens)[0]
             b += a
             words = sum(len(s[0]) for s in todo[a:b])

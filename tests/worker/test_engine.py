@@ -311,3 +311,37 @@ def test_a_late_job_parses_after_one_chunk_to_learn_whether_it_can_end(engine, e
     late = {"deadline_at": time.time() - 1, "expires_at": time.time() + 120}
     engine.run(job(items, decoder="mst", tagger="accurate", **late))
     assert kinds.index("parse") == 1 and [k for k, _ in calls].index("parse") > 1
+
+
+def test_chunks_sized_by_a_slow_pace_still_hold_enough_words(engine, ewt_dev_tokens,
+                                                             monkeypatch):
+    """A pace measured on small steps is mostly a call's fixed cost (the contextual
+    tagger's one 2-word sentence: 6.7 ms a word against 1 ms beyond 12 ms a call). Sized
+    by such a pace, chunks shrank to one sentence each, each measured slower still, and
+    a 16-sentence job of a /process request on a busy machine judged itself lost and
+    was answered 504 with 5 s to go (issue 61, defect 1). Chunks now hold at least
+    MIN_CHUNK_WORDS (as far as whole sentences fill it), and steps below
+    `pace.MIN_WORDS` do not set the pace."""
+    from worker.engine import MIN_CHUNK_WORDS
+
+    pipe = engine.pipes["en_ewt"]
+    if pipe.c.analyser is None:
+        pytest.skip("en_ewt has no neural analyser")
+    chunks: list[list[int]] = []             # the lengths of each chunk's sentences
+    analyse = pipe.analyze_ahead
+
+    def analysed(sents, *a, **k):
+        chunks.append([len(f) for f in sents])
+        return analyse(sents, *a, **k)
+    monkeypatch.setattr(pipe, "analyze_ahead", analysed)
+    sents = fresh_sentences(ewt_dev_tokens, 1520, 30)
+    engine.paces[("en_ewt", "mst", "accurate")] = {"analyse": 0.05}     # 5 words a step
+    items = [{"kind": "tokens", "forms": f} for f in sents]
+    reply = engine.run(job(items, decoder="mst", tagger="accurate",
+                           deadline_at=time.time() + 60, expires_at=time.time() + 61))
+    assert reply["ok"], reply
+    assert sum(map(sum, chunks)) == sum(map(len, sents))
+    # each chunk was filled towards MIN_CHUNK_WORDS words: the next sentence did not fit
+    assert all(sum(a) + b[0] > MIN_CHUNK_WORDS for a, b in zip(chunks, chunks[1:])), chunks
+    # what the job measured is the pace the next one starts from: per word, not per call
+    assert engine.paces[("en_ewt", "mst", "accurate")]["analyse"] < 0.05

@@ -1,7 +1,9 @@
 """`worker.pace`: when a job's measured pace says it cannot end before its expiry."""
 from __future__ import annotations
 
-from worker.pace import SURE, Pace
+import pytest
+
+from worker.pace import MIN_WORDS, SURE, Pace
 
 
 def test_a_job_is_doomed_only_by_what_it_has_measured_or_the_prior():
@@ -31,3 +33,14 @@ def test_without_an_expiry_nothing_is_doomed():
     pace = Pace(deadline_at=None, expires_at=None)
     pace.analysed(10, 100.0)
     assert not pace.doomed(10**6, 10**6)
+
+
+def test_a_step_of_few_words_does_not_set_the_pace():
+    """One 2-word sentence's analysis is the call's fixed cost (27 ms under load): as a
+    pace, 200 words more would need 4.3 s, and a job with 4 s to go was stopped."""
+    pace = Pace(deadline_at=100.0, expires_at=110.0)
+    pace.analysed(2, 0.054)
+    assert not pace.doomed(200, 0, now=106.0)
+    assert "analyse" not in pace.rates()
+    pace.analysed(MIN_WORDS, MIN_WORDS * 0.004)             # 4 ms a word: it counts
+    assert pace.rates()["analyse"] == pytest.approx(0.004)
