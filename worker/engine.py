@@ -379,10 +379,12 @@ class Engine:
             raise JobError("client_closed", f"the client left; {where}")
         expires = job.get("expires_at")
         if expires is not None and time.time() > expires:
-            raise JobError("expired", f"the gateway stopped waiting for this job; {where}")
+            raise JobError("expired", f"the gateway stopped waiting for this job; {where}"
+                           + (f" ({pace.summary()})" if pace is not None else ""))
         if pace is not None and left is not None and pace.doomed(left["analyse"], left["parse"]):
             raise JobError("expired", f"the job cannot end before the gateway stops waiting"
-                           f" for it, at the pace it has gone so far; {where}")
+                           f" for it, at the pace it has gone so far; {where}"
+                           f" ({pace.summary()})")
 
     @staticmethod
     def _prepare(pipe: Pipeline, item: dict, max_tokens: int, max_sents: int) -> list[tuple]:

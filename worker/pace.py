@@ -19,7 +19,7 @@ error is to stop late, never early.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SURE = 0.8       # the share of the measured pace counted on: a margin for a faster rest
 # A step of analysis of fewer words is mostly the call's fixed cost, not its words: the
@@ -40,6 +40,7 @@ class Pace:
     parsed_words: int = 0          # parsed past the deadline
     parse_s: float = 0.0
     prior: dict[str, float] | None = None   # seconds a word: "analyse", "parse" (late)
+    started_at: float = field(default_factory=time.time)
 
     def analysed(self, words: int, seconds: float) -> None:
         """A step of analysis of `words` took `seconds` (not counted below MIN_WORDS)."""
@@ -76,6 +77,20 @@ class Pace:
             return False
         now = time.time() if now is None else now
         return now >= self.deadline_at and "parse" not in self.rates()
+
+    def summary(self) -> str:
+        """How the job has gone, for the log of a job stopped for time: when it started
+        against its deadline (a late start is time spent in the queue), and what it has
+        measured."""
+        out = []
+        if self.deadline_at is not None:
+            ahead = self.deadline_at - self.started_at
+            out.append(f"started {abs(ahead):.2f} s {'before' if ahead >= 0 else 'after'}"
+                       " its deadline")
+        out.append(f"analysed {self.analysed_words} words in {self.analysis_s:.2f} s")
+        if self.parsed_words:
+            out.append(f"{self.parsed_words} late words parsed in {self.parse_s:.2f} s")
+        return ", ".join(out)
 
     def rates(self, prior: bool = True) -> dict[str, float]:
         """Seconds a word of analysis and of late parsing: this job's where it has
