@@ -136,9 +136,13 @@ def test_tagger_values_other_than_a_taggers_name_use_the_default_tagger(server):
 
 
 def test_tagger_accurate_retags_with_the_accurate_tagger(server, ewt_dev_tokens):
+    """16 dev sentences (320 words), on which each two of the three taggers differ in 1
+    to 5 tags. With 64 (1,521 words), the contextual tagger's answer, bounded by the
+    10 s deadline cap, got 504 in CI on a VM that ran 2.5 times slower than usual, and
+    here beside two busy loops late in a run (56 words took 5 s)."""
     with server.client() as c:
         taggers = c.get("/models").json()["models"]["en_ewt"]["taggers"]
-        sents = ewt_dev_tokens(64)
+        sents = ewt_dev_tokens(16)
         vertical = "".join("\n".join(s) + "\n\n" for s in sents)
         got = {v: conllu_tags(udpipe_call(server.url, data=vertical, input="vertical",
                                           tagger=v, parser="decoder=mst")["result"])
