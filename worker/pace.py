@@ -87,7 +87,8 @@ class Pace:
             ahead = self.deadline_at - self.started_at
             out.append(f"started {abs(ahead):.2f} s {'before' if ahead >= 0 else 'after'}"
                        " its deadline")
-        out.append(f"analysed {self.analysed_words} words in {self.analysis_s:.2f} s")
+        out.append(f"timed {self.analysed_words} words of analysis in {self.analysis_s:.2f} s"
+                   f" (steps of {MIN_WORDS} words or more)")
         if self.parsed_words:
             out.append(f"{self.parsed_words} late words parsed in {self.parse_s:.2f} s")
         return ", ".join(out)
