@@ -85,16 +85,16 @@ def test_gateways_need_the_redis_backend(monkeypatch):
     assert r.returncode == 2 and "gateways=2 needs the redis backend" in r.stderr, r.stderr
 
 
-def _gateway_connections(server_pid: int, port: int) -> dict[int, int]:
+def _gateway_connections(server_pid: int, port: int, state: str = "01") -> dict[int, int]:
     """Gateway pid (a spawned child of `deptree serve`) -> established connections it
-    holds on `port`, from /proc."""
+    holds on `port` (`state` "0A": its listening sockets there), from /proc."""
     import os
 
     inodes = {}
     with open("/proc/net/tcp") as f:
         for line in f.readlines()[1:]:
             cols = line.split()
-            if int(cols[1].split(":")[1], 16) == port and cols[3] == "01":
+            if int(cols[1].split(":")[1], 16) == port and cols[3] == state:
                 inodes[cols[9]] = True
     out = {}
     for pid in (int(d) for d in os.listdir("/proc") if d.isdigit()):
@@ -134,6 +134,15 @@ def test_several_gateways_serve_one_port(serve, redis_server, wait_for):
     srv = serve(workers=1, args=["--backend", "redis", "--gateways", "2"],
                 env={"DEPTREE_REDIS_URL": rs.url})
     port = int(srv.url.rsplit(":", 1)[1])
+    # /ready answers once one gateway listens; on a slow machine the other came later,
+    # and all 16 connections went to the first
+    wait_for(lambda: sum(_gateway_connections(srv.proc.pid, port, "0A").values()) == 2, 60,
+             "both gateways listen")
+    # ... and /ready answered by one gateway says nothing of the other, which answered the
+    # first parse 503 in a fresh-clone run on a slow VM: 8 new connections in a row (the
+    # kernel spreads them by their ports) get 200
+    wait_for(lambda: all(httpx.get(srv.url + "/ready", timeout=5).status_code == 200
+                         for _ in range(8)), 60, "both gateways ready")
     body = {"sentences": [["Two", "gateways", "share", "one", "cache", "."]], "decoder": "mst"}
     clients = [httpx.Client(base_url=srv.url, timeout=60) for _ in range(16)]
     try:
