@@ -134,8 +134,8 @@ def test_several_gateways_serve_one_port(serve, redis_server, wait_for):
     srv = serve(workers=1, args=["--backend", "redis", "--gateways", "2"],
                 env={"DEPTREE_REDIS_URL": rs.url})
     port = int(srv.url.rsplit(":", 1)[1])
-    # /ready answers once one gateway listens; on a slow machine the other came later,
-    # and all 16 connections went to the first
+    # /ready answers once one gateway listens: the other may bind later, and the 16
+    # connections below would all go to the first
     wait_for(lambda: sum(_gateway_connections(srv.proc.pid, port, "0A").values()) == 2, 60,
              "both gateways listen")
     # ... and /ready answered by one gateway says nothing of the other, which answered the
