@@ -34,7 +34,7 @@ from models.warmup import load_pipelines
 
 from .config import WorkerConfig
 from .logsafe import REQUEST_ID
-from .pace import Pace
+from .pace import MIN_WORDS, Pace
 from .protocol import JobError, LimitError, error_payload, rss_bytes
 from .warm import Warmer
 
@@ -76,8 +76,9 @@ def jsonable(v: Any) -> Any:
 
 
 STEP_S = 0.25             # the time a chunk of look-ahead analysis is sized to take
-MIN_CHUNK_WORDS = 64      # ... at the least (where the window has them): a smaller
-                          # chunk is mostly a call's fixed cost (`worker.pace.MIN_WORDS`)
+MIN_CHUNK_WORDS = 2 * MIN_WORDS   # ... at the least (where the window has them): a
+                          # smaller chunk is mostly a call's fixed cost, and one under
+                          # MIN_WORDS does not count in the pace
 PROBE_WORDS = (16, 48)     # the probe sentences of `Engine._analysis_pace`, each run twice
 
 
