@@ -28,6 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from models.conllu import read_conllu  # noqa: E402
+from models.contextual.encoder import BATCH_PIECES, Encoder  # noqa: E402
 from models.pipeline import Pipeline  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,11 +115,8 @@ class OrtEncoder:
         return getattr(self.enc, name)
 
     def forward(self, ids, lengths, layers):
-        enc = self.enc
-        batch, steps = ids.shape
-        from models.contextual.encoder import layer_norm
-        x = enc.file.word_rows(ids.reshape(-1)).reshape(batch, steps, enc.hidden)
-        x = layer_norm(x + enc.pos[:steps] + enc.type0, *enc.eln, enc.eps)
+        x = self.enc.forward(ids, lengths, [0])[0]     # the embeddings' output, in numpy
+        steps = ids.shape[1]
         bias = np.where(np.arange(steps)[None, :] < np.asarray(lengths)[:, None], 0.0,
                         -1e9).astype(np.float32)[:, None, None, :]
         got = dict(zip(range(1, len(self.outputs) + 1),
@@ -126,10 +124,8 @@ class OrtEncoder:
         got[0] = x
         return np.stack([got[i] for i in layers])
 
-    def run(self, sequences, layers, batch_pieces=None):
-        from models.contextual.encoder import Encoder
-        return Encoder.run(self, sequences, layers, *(() if batch_pieces is None
-                                                      else (batch_pieces,)))
+    def run(self, sequences, layers, batch_pieces=BATCH_PIECES):
+        return Encoder.run(self, sequences, layers, batch_pieces)   # batches, via forward
 
 
 def session(model, quantize=None):
