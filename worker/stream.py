@@ -45,6 +45,7 @@ import time
 import redis
 
 from .config import WorkerConfig
+from .cores import share_cores
 from .logsafe import configure_logging
 
 logger = logging.getLogger(__name__)
@@ -305,6 +306,7 @@ def _stop_with_parent(parent, stop: threading.Event) -> None:
 def run_supervised(cfg: WorkerConfig, redis_url: str, prefix: str = "deptree",
                    processes: int = 1, claim_idle_ms: int = 5000, max_deliveries: int = 3) -> int:
     """Keep `processes` stream workers alive until SIGTERM/SIGINT (`deptree worker`)."""
+    share_cores(processes)
     ctx = mp.get_context("spawn")
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())

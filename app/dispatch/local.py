@@ -27,12 +27,12 @@ import itertools
 import logging
 import math
 import multiprocessing as mp
-import os
 import threading
 import time
 from typing import Any
 
 from worker.config import WorkerConfig
+from worker.cores import share_cores
 from worker.local import run_local_worker
 
 from .. import metrics
@@ -64,26 +64,6 @@ class _Handle:
         """Whether this worker can run `job` now (idle, and its decoder not compiling)."""
         return (self.state == "idle" and not self.retire
                 and job.get("decoder") not in self.compiling.get(job.get("model"), ()))
-
-
-# what sets the threads of numpy's matrix products (OpenBLAS, or another BLAS) and of
-# OpenMP, read by a process when its BLAS loads
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def share_cores(workers: int) -> int:
-    """Give each worker its share of this machine's cores for BLAS threads (at least
-    one), where the environment does not already say, and return it. The workers are
-    spawned with this environment. OpenBLAS otherwise takes every core in each
-    process: two workers on 2 cores ran 2 threads each, and the contextual encoder's
-    steps (numpy matrix products) took up to 2.5 times as long under load, so a job
-    past its deadline kept its worker 5 s past the answer (issue 61, defect 1)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-        else (os.cpu_count() or 1)
-    threads = max(1, cores // max(1, workers))
-    for name in THREAD_VARIABLES:
-        os.environ.setdefault(name, str(threads))
-    return threads
 
 
 class LocalDispatcher(Dispatcher):

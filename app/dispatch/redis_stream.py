@@ -32,6 +32,7 @@ from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from worker.config import WorkerConfig
+from worker.cores import share_cores
 from worker.stream import EXIT_FATAL, GROUP, keys, run_stream_worker
 
 from .. import metrics
@@ -89,6 +90,8 @@ class RedisDispatcher(Dispatcher):
                 self.error = f"redis: {exc}"
                 logger.error("cannot create the job stream: %s", exc)
         await self._check_policy()
+        if self.n_local:
+            share_cores(self.n_local)
         self.procs = [self._spawn() for _ in range(self.n_local)]
         self._task = asyncio.create_task(self._monitor())
 

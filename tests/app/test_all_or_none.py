@@ -1,6 +1,6 @@
 """A request's jobs are all answered or none (issue 61, defect 1): once one job fails,
-the gateway answers at once and withdraws the others, and each local worker's BLAS
-threads are its share of the cores.
+the gateway answers at once and withdraws the others (each worker's BLAS threads:
+tests/worker/test_cores.py).
 
 Before, a request of 256 sentences (16 jobs) whose first jobs knew at 1.7 s that they
 could not end went on dispatching the others until its deadline, and they kept both
@@ -13,7 +13,6 @@ import time
 
 import pytest
 
-from app.dispatch.local import THREAD_VARIABLES, share_cores
 from app.errors import ServiceError
 from app.service import ParseService
 
@@ -51,17 +50,3 @@ def test_replies_come_in_the_jobs_order():
 
     out = asyncio.run(ParseService._all_or_none([job(0, 0.03), job(1, 0.0), job(2, 0.01)]))
     assert out == [0, 1, 2]
-
-
-def test_each_worker_gets_its_share_of_the_cores(monkeypatch):
-    for name in THREAD_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(8)))
-    import os
-
-    assert share_cores(2) == 4 and os.environ["OPENBLAS_NUM_THREADS"] == "4"
-    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
-    assert share_cores(16) == 1 and os.environ["OPENBLAS_NUM_THREADS"] == "1"
-    monkeypatch.setenv("OMP_NUM_THREADS", "3")          # what the environment says stands
-    share_cores(2)
-    assert os.environ["OMP_NUM_THREADS"] == "3"

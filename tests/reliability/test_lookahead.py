@@ -25,7 +25,7 @@ measured its own (`Engine._analysis_pace`); a chunk is sized to take about 0.25 
 pace known (`worker.engine.STEP_S`); and a request of many jobs (256 sentences are 16)
 is answered as soon as one of them cannot end, its other jobs withdrawn
 (`Service._all_or_none`: the gateway went on dispatching them until the deadline). Each
-worker's BLAS threads are its share of the cores (`app.dispatch.local.share_cores`):
+worker's BLAS threads are its share of the cores (`worker.cores.share_cores`):
 two workers of two OpenBLAS threads each on 2 cores made those steps 2.5 times as long.
 Before, 256-mst with the contextual tagger kept the workers until 4.1 to 9.1 s, and 8 x
 250 words at 1 ms until 3 s; now 0.6 to 3.2 s (the first request, still measuring) and
