@@ -21,6 +21,7 @@ from models.graph.decoders import BudgetError, deadline_of
 from models.parse_policy import (
     NEURAL,
     SELECTIONAL,
+    ahead_costs,
     ahead_windows,
     analyze_ahead,
     decoders,
@@ -126,6 +127,13 @@ class Pipeline:
         """Analyse a job's sentences as one batch where their parses will use it."""
         c, _, budget, inner = self._view(budget, tagger)
         analyze_ahead(c, sentences, inner == ACCURATE, budget)
+
+    def ahead_costs(self, sentences: Sequence[Sequence[str]], tagger: str,
+                    budget: dict | None = None) -> list[int]:
+        """What `analyze_ahead` costs on each sentence, in words or, for a contextual
+        analyser, the encoder's pieces (`parse_policy.ahead_costs`)."""
+        c, _, budget, inner = self._view(budget, tagger)
+        return ahead_costs(c, sentences, inner == ACCURATE, budget)
 
     # ---- parsing -------------------------------------------------------------
     def parse_words(self, forms: Sequence[str], decoder: str = "greedy",

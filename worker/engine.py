@@ -75,6 +75,8 @@ def jsonable(v: Any) -> Any:
     return v
 
 
+# A chunk's size, and the analysis pace, are counted in the units the analysis costs
+# (`Pipeline.ahead_costs`): words, or the contextual encoder's subword pieces.
 STEP_S = 0.25             # the time a chunk of look-ahead analysis is sized to take
 MIN_CHUNK_WORDS = 2 * MIN_WORDS   # ... at the least (where the window has them): a
                           # smaller chunk is mostly a call's fixed cost, and one under
@@ -262,27 +264,30 @@ class Engine:
         return job.get("deadline_at") is not None and time.time() >= job["deadline_at"]
 
     def _analysis_pace(self, pipe: Pipeline, model: str, tagger: str, budget: dict) -> float:
-        """Seconds a word of `tagger`'s look-ahead analysis: the last job's (any decoder),
-        else measured on two probe sentences of ordinary words, as the time the longer
-        takes beyond the shorter (the fixed cost of a batch left out). A job that starts
-        past its deadline goes by it until it has measured itself, so that it stops
-        before its first step when it cannot end: the contextual tagger's first step, a
-        250-word sentence, took 1.8 s, and a 1 ms deadline's workers were busy 3 s. It
-        is about a lower bound (ordinary words; a word of many subwords costs 3 to 5
-        times as much), so it stops a job late rather than early (`worker.pace`)."""
+        """Seconds a unit (`Pipeline.ahead_costs`: a word, or a piece of the contextual
+        encoder) of `tagger`'s look-ahead analysis: the last job's (any decoder), else
+        measured on two probe sentences of ordinary words, as the time the longer takes
+        beyond the shorter (the fixed cost of a batch left out). A job that starts past
+        its deadline goes by it until it has measured itself, so that it stops before
+        its first step when it cannot end: the contextual tagger's first step, a
+        250-word sentence, took 1.8 s, and a 1 ms deadline's workers were busy 3 s. Per
+        piece, a word of many pieces is judged by what it costs: per word, such words
+        (3 to 5 times an ordinary one) went by the ordinary words' pace, and one job
+        kept the workers 2.1 s past a 1 ms deadline on a slow VM (2026-12-02)."""
         if (model, tagger) in self.analysis:
             return self.analysis[model, tagger]
         from models.warmup import WORDS
 
-        best = {}
+        best: dict[int, tuple[float, int]] = {}     # words -> (seconds, units)
         for n in (4, *PROBE_WORDS * 2):        # the first: whatever a first call costs
             words = [f"Probe{n}x{time.time_ns()}"] + [WORDS[i % len(WORDS)]
                                                       for i in range(n - 1)]
+            (units,) = pipe.ahead_costs([words], tagger, budget)
             t0 = time.perf_counter()
             pipe.analyze_ahead([words], tagger, budget)
-            best[n] = min(best.get(n, math.inf), time.perf_counter() - t0)
-        short, long = PROBE_WORDS
-        rate = (best[long] - best[short]) / (long - short)
+            best[n] = min(best.get(n, (math.inf, 0)), (time.perf_counter() - t0, units))
+        (short_s, short_u), (long_s, long_u) = (best[n] for n in PROBE_WORDS)
+        rate = (long_s - short_s) / max(1, long_u - short_u)
         if rate > 0:                  # else too noisy to tell: the next late job probes
             self.analysis[model, tagger] = rate
         return max(rate, 0.0)
@@ -301,7 +306,8 @@ class Engine:
         # stop between chunks
         ahead = {a: flat[a:b] for a, b in ahead_windows([len(f) for f, _, _ in flat])}
         tokens_left = sum(len(forms) for forms, _, _ in flat)
-        state = {"analyse": sum(len(f) for f, t, _ in flat if t is None), "parse": tokens_left}
+        untagged = [f for f, t, _ in flat if t is None]
+        state = {"analyse": sum(pipe.ahead_costs(untagged, tagger, budget)), "parse": tokens_left}
         done = 0
         out = []
         for item, sents in zip(job["items"], prepared):
@@ -342,8 +348,9 @@ class Engine:
         job can still end in time; the prepared sentences left for later. A late job
         that has not yet timed a parse analyses one chunk and leaves the rest until its
         next sentence: its first parse tells it whether it can end at all
-        (`Pace.blind_to_parses`). A chunk holds the words that take about STEP_S at
-        the pace known (`AHEAD_CHUNK_TOKENS` at most, and at least one sentence): the
+        (`Pace.blind_to_parses`). A chunk holds the units (words, or the encoder's
+        pieces: `Pipeline.ahead_costs`) that take about STEP_S at the pace known
+        (`AHEAD_CHUNK_TOKENS` at most, and at least one sentence): the
         contextual tagger's 256 words of many subwords each took 1.7 s, a step the
         job could not stop in. It holds at least MIN_CHUNK_WORDS: sized by a pace
         measured on small steps (mostly fixed cost), chunks shrank to one sentence
@@ -351,6 +358,7 @@ class Engine:
         from models.parse_policy import AHEAD_CHUNK_TOKENS, ahead_chunks
 
         todo = [s for s in window if s[1] is None]
+        costs = pipe.ahead_costs([s[0] for s in todo], tagger, budget)
         a = 0
         while a < len(todo):
             self._check(job, cancelled, where, pace, state)
@@ -359,13 +367,13 @@ class Engine:
             rate = pace.rates().get("analyse")
             tokens = AHEAD_CHUNK_TOKENS if not rate else \
                 max(MIN_CHUNK_WORDS, min(AHEAD_CHUNK_TOKENS, int(STEP_S / rate)))
-            _, b = ahead_chunks([len(s[0]) for s in todo[a:]], tokens)[0]
+            _, b = ahead_chunks(costs[a:], tokens)[0]
             b += a
-            words = sum(len(s[0]) for s in todo[a:b])
+            units = sum(costs[a:b])
             t0 = time.perf_counter()
             pipe.analyze_ahead([s[0] for s in todo[a:b]], tagger, budget)
-            pace.analysed(words, time.perf_counter() - t0)
-            state["analyse"] -= words
+            pace.analysed(units, time.perf_counter() - t0)
+            state["analyse"] -= units
             a = b
         return []
 

@@ -5,7 +5,8 @@ request's deadline plus DEADLINE_GRACE_S) has passed, every tree is wasted. Betw
 sentences `worker.engine` stops a job past that time, but one step (a chunk of the
 analyser's look-ahead, one sentence's parse) can take a second or more on long
 sentences, so a job that has no chance went on for seconds after its 504 (issue 61,
-defect 1). `Pace` measures, within the job, the analyser's seconds per word and, past
+defect 1). `Pace` measures, within the job, the analyser's seconds per unit of its work
+(a word, or a piece of the contextual encoder: `Pipeline.ahead_costs`) and, past
 the request's deadline (where each sentence gets the least effort), the parses'
 seconds per word; `doomed` says when what is left, at that pace, cannot end before
 `expires_at`. Until the job has measured a step of its own, once past its deadline, it
@@ -43,7 +44,8 @@ class Pace:
     started_at: float = field(default_factory=time.time)
 
     def analysed(self, words: int, seconds: float) -> None:
-        """A step of analysis of `words` took `seconds` (not counted below MIN_WORDS)."""
+        """A step of analysis of `words` units took `seconds` (not counted below
+        MIN_WORDS)."""
         if words >= MIN_WORDS:
             self.analysed_words += words
             self.analysis_s += seconds
@@ -87,14 +89,14 @@ class Pace:
             ahead = self.deadline_at - self.started_at
             out.append(f"started {abs(ahead):.2f} s {'before' if ahead >= 0 else 'after'}"
                        " its deadline")
-        out.append(f"timed {self.analysed_words} words of analysis in {self.analysis_s:.2f} s"
-                   f" (steps of {MIN_WORDS} words or more)")
+        out.append(f"timed {self.analysed_words} words (or encoder pieces) of analysis in"
+                   f" {self.analysis_s:.2f} s (steps of {MIN_WORDS} or more)")
         if self.parsed_words:
             out.append(f"{self.parsed_words} late words parsed in {self.parse_s:.2f} s")
         return ", ".join(out)
 
     def rates(self, prior: bool = True) -> dict[str, float]:
-        """Seconds a word of analysis and of late parsing: this job's where it has
+        """Seconds a unit of analysis and a word of late parsing: this job's where it has
         measured them, else (with `prior`) the prior's. `doomed` uses the prior only
         past the deadline: another job's pace, measured under another load, never
         stops a job that still has time of its own to measure itself."""

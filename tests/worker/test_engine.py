@@ -345,3 +345,32 @@ def test_chunks_sized_by_a_slow_pace_still_hold_enough_words(engine, ewt_dev_tok
     assert all(sum(a) + b[0] > MIN_CHUNK_WORDS for a, b in zip(chunks, chunks[1:])), chunks
     # what the job measured is the pace the next one starts from: per word, not per call
     assert engine.paces[("en_ewt", "mst", "accurate")]["analyse"] < 0.05
+
+
+def test_the_contextual_analysis_is_paced_per_piece_of_the_encoder(engine, monkeypatch):
+    """The contextual tagger's look-ahead costs what its encoder's pieces cost, not its
+    words: a word of many pieces costs 3 to 5 times an ordinary one, and a late job of
+    250 such words, judged by a pace per ordinary word, kept the workers 2.1 s past a
+    1 ms deadline (tests/reliability/test_lookahead.py, [selectional-contextual], a slow
+    VM on 2026-12-02). The job counts its steps in pieces, which the probe's ordinary
+    words also are counted in."""
+    from worker.pace import Pace
+
+    pipe = engine.pipes["en_ewt"]
+    if pipe.c.contextual is None:
+        pytest.skip("the test model has no contextual tagger")
+    steps: list[int] = []
+    analysed = Pace.analysed
+
+    def counted(self, units, seconds):
+        steps.append(units)
+        return analysed(self, units, seconds)
+    monkeypatch.setattr(Pace, "analysed", counted)
+    sents = [[f"Xylo{k}q{j}zz" for j in range(40)] for k in range(3)]   # many pieces a word
+    pieces = pipe.c.with_contextual().analyser.context.subwords
+    n_pieces = sum(len(p) for s in sents for p in pieces.word_pieces(s))
+    assert n_pieces >= 3 * sum(map(len, sents))
+    items = [{"kind": "tokens", "forms": f} for f in sents]
+    reply = engine.run(job(items, decoder="mst", tagger="contextual"))
+    assert reply["ok"], reply
+    assert sum(steps) == n_pieces
