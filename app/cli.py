@@ -377,6 +377,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     _add_train(sub)
     _add_train_frontend(sub)
     _add_parse(sub, "parse" in (sys.argv[1:] if argv is None else argv))
+    from models.package import add_package
+
+    add_package(sub)
     from app.serve_cli import add_serve, add_worker
 
     add_serve(sub)

@@ -2,8 +2,9 @@
 
 A model directory holds `pipeline.json` (name, language, the parts it has: see
 `pipeline_config.py`). Names are looked up in the given directories of models, then
-among the shipped ones; `ALL` stands for every model found there, so a service can
-serve a whole directory of models. Models are served by the name in their
+among the shipped ones, then among the installed model packages (`deptree package`:
+entry points of ENTRY_POINTS); `ALL` stands for every model found there, so a service
+can serve a whole directory of models. Models are served by the name in their
 pipeline.json, so two directories that give the same name are refused
 (`directories`) rather than one silently taking the other's place.
 
@@ -16,6 +17,7 @@ size), so that a damaged model stops a start with a message that names the file.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -23,8 +25,25 @@ from .errors import ModelError
 from .npz import check_npz
 from .pipeline_config import PARTS, PipelineConfig
 
+logger = logging.getLogger(__name__)
+
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 ALL = "*"
+ENTRY_POINTS = "deptree.models"   # installed model packages (`deptree package`) register here
+
+
+def installed_models() -> dict[str, Path]:
+    """Models installed as packages (`models/package.py`): name -> directory, from the
+    entry points of ENTRY_POINTS; one that cannot be loaded is left out, logged."""
+    from importlib.metadata import entry_points
+
+    out: dict[str, Path] = {}
+    for ep in entry_points(group=ENTRY_POINTS):
+        try:
+            out.setdefault(ep.name, Path(ep.load()()))
+        except Exception as exc:        # a broken package must not stop the others
+            logger.warning("ignoring the installed model %s (%s): %s", ep.name, ep.value, exc)
+    return out
 
 
 def resolve(name_or_path: str | Path, search_dirs: list[Path] | None = None) -> Path:
@@ -36,6 +55,9 @@ def resolve(name_or_path: str | Path, search_dirs: list[Path] | None = None) -> 
         cand = Path(d) / str(name_or_path)
         if (cand / "pipeline.json").exists():
             return cand
+    installed = installed_models().get(str(name_or_path))
+    if installed is not None and (installed / "pipeline.json").exists():
+        return installed
     known = ", ".join(available_models(search_dirs)) or "none"
     raise ModelError(f"unknown model {str(name_or_path)!r}; available: {known}")
 
@@ -45,7 +67,7 @@ def available_models(search_dirs: list[Path] | None = None) -> list[str]:
     for d in (search_dirs or []) + [PRETRAINED_DIR]:
         if Path(d).is_dir():
             names.update(p.parent.name for p in Path(d).glob("*/pipeline.json"))
-    return sorted(names)
+    return sorted(names | set(installed_models()))
 
 
 def expand(names: list[str], search_dirs: list[Path] | None = None) -> list[str]:
