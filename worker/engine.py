@@ -359,14 +359,17 @@ class Engine:
 
         todo = [s for s in window if s[1] is None]
         costs = pipe.ahead_costs([s[0] for s in todo], tagger, budget)
+        # units a word here (1, or the encoder's pieces a word): with a pace to go by,
+        # a chunk may hold AHEAD_CHUNK_TOKENS words; without one, that many units
+        per_word = max(1.0, sum(costs) / max(1, sum(len(s[0]) for s in todo)))
         a = 0
         while a < len(todo):
             self._check(job, cancelled, where, pace, state)
             if a and pace.blind_to_parses():
                 return todo[a:]
             rate = pace.rates().get("analyse")
-            tokens = AHEAD_CHUNK_TOKENS if not rate else \
-                max(MIN_CHUNK_WORDS, min(AHEAD_CHUNK_TOKENS, int(STEP_S / rate)))
+            tokens = AHEAD_CHUNK_TOKENS if not rate else max(
+                MIN_CHUNK_WORDS, min(int(AHEAD_CHUNK_TOKENS * per_word), int(STEP_S / rate)))
             _, b = ahead_chunks(costs[a:], tokens)[0]
             b += a
             units = sum(costs[a:b])
