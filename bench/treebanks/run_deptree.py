@@ -4,9 +4,10 @@
 
 1. `deptree train --data TRAIN --dev DEV --out runs/treebanks/<name>/deptree[-NAME]
    --keep-work ...`, under /usr/bin/time -v (wall time, peak RSS);
-2. the default request on dev from gold tokens with the model's own tags (greedy,
-   accurate tagger): `deptree parse --model DIR < dev.conllu`, scored by
-   `models.evaluate.score_files` (the CoNLL 2018 metrics);
+2. greedy on dev from gold tokens with the model's own tags, the accurate tagger
+   (and the contextual one, the default request, where the model has the encoder):
+   `deptree parse --model DIR < dev.conllu`, scored by `models.evaluate.score_files`
+   (the CoNLL 2018 metrics);
 3. order 1 against order 3: the same model with its graph parser retrained at
    order 1 on the same jackknifed tags, recalibrated, parsed the same way; and each
    graph parser alone (`neural` 0, fast tagger).
@@ -114,6 +115,10 @@ def main() -> int:
         res["train"] = deptree(*cmd, timed=True)
     out = WORK / a.treebank
     res["default"] = parse_dev(model, dev, out / f"{name}_dev.conllu", "--tagger", "accurate")
+    if json.loads((model / "pipeline.json").read_text()).get("contextual"):
+        # the default request of a model with the encoder: the contextual tagger
+        res["contextual"] = parse_dev(model, dev, out / f"{name}_ctx_dev.conllu",
+                                      "--tagger", "contextual")
     res["graph_alone"] = parse_dev(model, dev, out / f"{name}_graph_dev.conllu",
                                    "--tagger", "fast", "--neural", "0")
     res["calibration"] = {k: v for k, v in json.loads(
