@@ -299,12 +299,11 @@ def _run_train_frontend(args: argparse.Namespace) -> int:
 
 
 def add_budget_flags(p: argparse.ArgumentParser) -> None:
-    """One flag per budget field of the registered decoders (`--deadline-ms` for
-    `deadline_ms`), typed, bounded and documented by their specs; a field several
-    decoders share is one flag. Imports the decoders: only `deptree parse` pays it."""
-    import models.graph.decoders  # noqa: F401  (registers the graph decoders, first)
-    from models import transition  # noqa: F401  (registers selectional)
-    from models.decoders import DECODERS
+    """One flag per budget field of the decoders (`models/decoder_registry.py`;
+    `--deadline-ms` for `deadline_ms`), typed, bounded and documented by their specs; a
+    field several decoders share is one flag. Imports the decoders: only `deptree
+    parse` pays it."""
+    from models.decoder_registry import DECODERS
     from models.parse_policy import ANALYSERS, neural_field
 
     fields: dict[str, list] = {}     # field name -> [(decoder, Field)]

@@ -226,16 +226,18 @@ class ParseService:
         try:
             spec = DecoderSpec.from_description(decoder, find(decoder, decs))
             caps = spec.caps(s.budget_caps)
-            # None: unset. The deadline is left out of the cache key, so a cached tree
-            # would answer a request the worker refuses: every field is checked here.
+            # The one check of the request's budget (None: unset), with the server's
+            # caps: its job says so (`checked`) and the worker takes the budget as it
+            # is. The deadline is left out of the cache key, so a cached tree would
+            # answer a request a check refuses: every field is checked before the cache.
             asked = spec.validate({k: v for k, v in requested.items() if v is not None}, caps)
+            # the server's own defaults (settings) of the fields the request leaves unset
+            server = spec.validate({k: v for k, v in s.default_budget.get(decoder, {}).items()
+                                    if k in spec.names and k not in asked})
         except BudgetError as exc:
             raise ServiceError(exc.code, exc.message, limit=exc.limit, value=exc.value,
                                got=exc.got) from None
-        budget = dict(decs[decoder].get("defaults", {}))
-        budget.update({k: v for k, v in s.default_budget.get(decoder, {}).items()
-                       if k in spec.names})
-        budget.update(asked)
+        budget = {**spec.defaults(), **server, **asked}
         deadline_at, limit = None, None
         if budget.get(DEADLINE.name) is not None:
             deadline_at = start + budget[DEADLINE.name] / 1000.0
@@ -339,7 +341,7 @@ class ParseService:
             wait = min(wait, plan.deadline_at + DEADLINE_GRACE_S - now)
         job = {"id": uuid.uuid4().hex, "rid": REQUEST_ID.get(), "model": plan.model,
                "version": plan.info["version"], "decoder": plan.decoder, "tagger": plan.tagger,
-               "budget": plan.budget, "deadline_at": plan.deadline_at,
+               "budget": plan.budget, "checked": True, "deadline_at": plan.deadline_at,
                "expires_at": now + wait,
                "limits": {"max_tokens_per_sentence": s.max_tokens_per_sentence,
                           "max_sentences": s.max_sentences},

@@ -25,7 +25,13 @@ import numpy as np
 from models.components import load_components
 from models.conllu import read_conllu
 from models.neural.tagger import AnalyserTagger
-from models.parse_policy import analyser_feats, mix_feats, parse_tagged, relations
+from models.parse_policy import (
+    analyser_feats,
+    check_budget,
+    mix_feats,
+    parse_tagged,
+    relations,
+)
 from models.progress import progress_bar
 from models.tagging import ACCURATE, Tagging
 
@@ -114,7 +120,8 @@ def calibrate(model_dir: Path, dev_path: Path, contextual: bool = False) -> dict
             own_feats.append(analyser_feats(c, analysis))
             enc = c.graph.encode(f, lem, up, xp)
             for w in ARC_WEIGHTS:
-                heads = parse_tagged(c, f, up, xp, lem, "greedy", {"neural": w},
+                heads = parse_tagged(c, f, up, xp, lem,
+                                     check_budget(c, "greedy", {"neural": w}),
                                      analysed=True).heads
                 ok = np.array(heads) == gh
                 tree = np.array([-1] + list(heads))
@@ -190,7 +197,8 @@ def _parsed(c, dev, forms, tags, w: float, budget: dict) -> list[int]:
     for k in range(0, len(dev), CHUNK):
         c.analyser.analyze_batch(forms[k:k + CHUNK])
         for s, f, (up, xp, lem) in zip(dev[k:k + CHUNK], forms[k:k + CHUNK], tags[k:k + CHUNK]):
-            d = parse_tagged(c, f, up, xp, lem, "greedy", {"neural": w, **budget},
+            d = parse_tagged(c, f, up, xp, lem,
+                             check_budget(c, "greedy", {"neural": w, **budget}),
                              analysed=True)
             ok = np.array(d.heads) == np.array([x.head for x in s.words])
             rels = np.array(d.deprels) == np.array([x.deprel for x in s.words])
@@ -216,8 +224,8 @@ def _confidence_temperature(c, dev, forms, tags, w: float, budget: dict
         for s, f, (up, xp, lem) in zip(dev[k:e], forms[k:e], tags[k:e]):
             for t in CONFIDENCE_TEMPERATURES:     # the same search: only the arcs' differ
                 c.config = replace(c.config, confidence_temperature=t)
-                d = parse_tagged(c, f, up, xp, lem, "greedy",
-                                 {"neural": w, "confidence": True, **budget}, analysed=True)
+                d = parse_tagged(c, f, up, xp, lem, check_budget(
+                    c, "greedy", {"neural": w, "confidence": True, **budget}), analysed=True)
                 conf[t] += d.stats["confidence"]
             right += [h == x.head for h, x in zip(d.heads, s.words)]
     ece = {t: expected_calibration_error(np.array(v), np.array(right, float))[0]

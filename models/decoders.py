@@ -1,18 +1,22 @@
-"""Every decoder by name, each described once by a `DecoderSpec`: its budget fields
-(type, default, bounds or choices, a one-line doc) and its decode function.
+"""A decoder described once by a `DecoderSpec`: its budget fields (type, default, bounds
+or choices, a one-line doc) and its decode function; a request's budget checked once
+into a `Budget`.
 
-`DecoderSpec.validate` is the one check of a budget: the worker's decoders run it,
-and the gateway runs it on the spec the workers' catalogue describes
-(`describe` / `from_description`), with the server's caps. A field's `cap` is its
-serving ceiling below its bounds (a server may change it: `budget_caps`, keyed by
-field name). The graph decoders register in `models/graph/decoders/`, `selectional`
-in `models/transition/` (pynndescent's `named_distances`, SuPar's `PARSER` table).
+`DecoderSpec.budget` is the one check of a budget: it completes it with the defaults,
+validates every field it sets (with a server's caps) and returns the typed, read-only
+`Budget` that everything below takes as it is. A request is checked once, where it
+enters: the gateway checks it against the spec the workers' catalogue describes
+(`describe` / `from_description`), with the server's caps, and its job says so, so the
+worker takes it as it is; a job from anywhere else (the Python API, `deptree parse`) is
+checked at the worker's entry (`parse_policy.check_budget`). A field's `cap` is its
+serving ceiling below its bounds (a server may change it: `budget_caps`, keyed by field
+name). Every decoder is listed in one place, `models/decoder_registry.py`.
 """
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 from typing import Any
@@ -131,8 +135,11 @@ DEADLINE = Field("deadline_ms", "number", None, "stop searching after this many 
 
 
 def deadline_of(budget: Mapping[str, Any]) -> float | None:
-    """time.monotonic() at which `deadline_ms` of the budget runs out (None: none)."""
-    ms = DEADLINE.check(budget.get(DEADLINE.name))
+    """time.monotonic() at which `deadline_ms` of the budget runs out (None: none); a
+    plain mapping's deadline is checked, a `Budget`'s was."""
+    ms = budget.get(DEADLINE.name)
+    if not isinstance(budget, Budget):
+        ms = DEADLINE.check(ms)
     return None if ms is None else time.monotonic() + ms / 1000.0
 
 
@@ -146,11 +153,47 @@ def remaining_budget(deadline: float | None) -> dict[str, float]:
     return {DEADLINE.name: max(1e-3, (deadline - time.monotonic()) * 1000.0)}
 
 
+class Budget(Mapping[str, Any]):
+    """A decoder's budget as `DecoderSpec.budget` checked it: the spec and a value for
+    each of its fields (the deadline only when set). Read-only; `replace` gives a copy
+    with values the caller computed itself (a job's deadline shared out per sentence),
+    which are not checked again. Decoders read it as a mapping."""
+
+    __slots__ = ("spec", "_values")
+
+    def __init__(self, spec: DecoderSpec, values: Mapping[str, Any]) -> None:
+        self.spec, self._values = spec, dict(values)
+
+    @property
+    def decoder(self) -> str:
+        return self.spec.name
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Budget({self.spec.name!r}, {self._values!r})"
+
+    def replace(self, values: Mapping[str, Any]) -> Budget:
+        """This budget with `values` (fields of its spec) in place of its own."""
+        unknown = set(values) - set(self.spec.names)
+        if unknown:
+            raise ValueError(f"not fields of decoder {self.spec.name!r}: {sorted(unknown)}")
+        return Budget(self.spec, {**self._values, **values})
+
+
 @dataclass(frozen=True)
 class DecoderSpec:
-    """A decoder: its name, budget fields and `decode(subject, budget)`, which gets the
-    budget validated and completed with the defaults. `component` names the part of a
-    model it decodes with ("graph" or "transition"). Calling the spec decodes."""
+    """A decoder: its name, budget fields and `decode(subject, budget)`, which gets a
+    `Budget`. `component` names the part of a model it decodes with ("graph" or
+    "transition"). Calling the spec decodes: a `Budget` of this decoder as it is, a
+    plain mapping (a library caller's) after `budget` has checked it."""
 
     name: str
     doc: str
@@ -160,7 +203,12 @@ class DecoderSpec:
 
     def __call__(self, subject: Any, budget: Mapping[str, Any] | None = None, *args: Any,
                  **kw: Any) -> Any:
-        return self.decode(subject, self.complete(budget or {}), *args, **kw)
+        if not isinstance(budget, Budget):
+            budget = self.budget(budget or {})
+        elif budget.spec.name != self.name:
+            raise ValueError(f"a budget of decoder {budget.spec.name!r} given to "
+                             f"{self.name!r}")
+        return self.decode(subject, budget, *args, **kw)
 
     @property
     def names(self) -> list[str]:
@@ -193,9 +241,22 @@ class DecoderSpec:
             out[k] = self.field(k).check(v, caps.get(k))
         return out
 
-    def complete(self, budget: Mapping[str, Any]) -> dict[str, Any]:
-        """`validate(budget)` over the defaults: every field set (the deadline if given)."""
-        return {**self.defaults(), **self.validate(budget)}
+    def budget(self, budget: Mapping[str, Any], caps: Mapping[str, float] | None = None
+               ) -> Budget:
+        """The one check: `validate(budget, caps)` over the defaults, every field set (the
+        deadline only if given), as a `Budget`."""
+        return Budget(self, {**self.defaults(), **self.validate(budget, caps)})
+
+    def taken(self, budget: Mapping[str, Any]) -> Budget:
+        """A budget the gateway completed and checked against this spec's description
+        (`describe`), with the server's caps, as a `Budget`, not checked again; only
+        its field names are, so that a gateway and worker that disagree on the fields
+        fail loudly instead of decoding with a field left out."""
+        if set(budget) - set(self.names) or set(self.defaults()) - set(budget):
+            raise BudgetError(f"the budget of decoder {self.name!r} has fields "
+                              f"{sorted(budget)}, not this worker's {self.names}",
+                              "invalid_budget")
+        return Budget(self, budget)
 
     def with_fields(self, extra: Iterable[Field] = (), defaults: Mapping[str, Any] | None = None
                     ) -> DecoderSpec:
@@ -220,15 +281,6 @@ class DecoderSpec:
                              tuple(p.get("choices", ())), bool(p.get("nullable")),
                              p.get("cap")) for n, p in params.items())
         return cls(name, d.get("doc", ""), fields)
-
-
-DECODERS: dict[str, DecoderSpec] = {}
-
-
-def register(*specs: DecoderSpec) -> None:
-    """Add decoders to `DECODERS` (in the order they list: greedy first)."""
-    for spec in specs:
-        DECODERS[spec.name] = spec
 
 
 def find(name: Any, available: Mapping[str, Any]) -> Any:

@@ -21,14 +21,15 @@ use (fewer: faster, a little less accurate).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from models.components import Components
-from models.decoders import DECODERS, BudgetError, DecoderSpec, Field, find, remaining_budget
+from models.decoder_registry import DECODERS
+from models.decoders import Budget, BudgetError, DecoderSpec, Field, find, remaining_budget
 from models.relation_rules import best_relations, breaks_limits, rule_masks
 
 SELECTIONAL = "selectional"  # the transition model's decoder (Choi & McCallum 2013)
@@ -65,24 +66,51 @@ def analysers_field(n: int) -> Field:
                  "faster; unset: all)", lo=1, hi=n, nullable=True)
 
 
-def specs(c: Components) -> dict[str, DecoderSpec]:
-    """The decoders of the model's parts (registry order, graph decoders first), with
-    the model's own defaults (pipeline.json `decoder_defaults`), where the model has
-    the neural analyser the graph decoders' field `neural`, and where it has several,
-    every decoder's field `analysers`."""
-    own = c.config.decoder_defaults
+def specs(c: Components, own: Mapping[str, Mapping[str, Any]] | None = None
+          ) -> dict[str, DecoderSpec]:
+    """The decoders of the model's parts (registry order), with the model's own
+    defaults (pipeline.json `decoder_defaults`, or `own`), where the model has the
+    neural analyser the decoders' field `neural`, and where it has several, every
+    decoder's field `analysers`."""
+    own = c.config.decoder_defaults if own is None else own
     ensemble = (analysers_field(c.analysers),) if c.analysers > 1 else ()
     out = {}
-    for spec in sorted(DECODERS.values(), key=lambda s: s.component != "graph"):
+    for spec in DECODERS.values():
         if getattr(c, spec.component, None) is not None:
             extra = (neural_field(spec.component),) if c.analyser else ()
             out[spec.name] = spec.with_fields((*extra, *ensemble), own.get(spec.name))
     return out
 
 
-def take_analysers(c: Components, budget: dict | None) -> tuple[Components, dict]:
+def check_budget(c: Components, decoder: str, budget: Mapping[str, Any] | None = None,
+                 own: Mapping[str, Mapping[str, Any]] | None = None) -> Budget:
+    """The one check of a request's budget that the gateway has not checked (a job of
+    the Python API or `deptree parse`): the decoder's name against the model's decoders
+    (`specs`, with defaults `own`), each field the budget sets against its bounds, the
+    defaults for the rest. `neural` 0 or unset is a budget of a model without the
+    analyser too."""
+    spec = find(decoder, specs(c, own))
+    budget = dict(budget or {})
+    if NEURAL in budget and NEURAL not in spec.names:
+        if neural_field(spec.component).check(budget.pop(NEURAL)):
+            raise BudgetError(f"model {c.config.name} has no neural analyser: {NEURAL} must "
+                              "be 0 or unset")
+    if ANALYSERS in budget and ANALYSERS not in spec.names:
+        raise BudgetError(f"model {c.config.name} does not average several neural "
+                          f"analysers: {ANALYSERS} does not apply", "field_not_applicable",
+                          value=ANALYSERS)
+    return spec.budget(budget)
+
+
+def take_analysers(c: Components, budget: Mapping[str, Any] | None
+                   ) -> tuple[Components, Mapping[str, Any]]:
     """The parts a request's `analysers` asks for (`Components.with_analysers`) and its
-    budget without that field; BudgetError for a count the model does not have."""
+    budget: a `Budget` as it is (its field was checked), a plain one (the look-ahead's
+    of a library caller) without that field; BudgetError for a count the model does not
+    have."""
+    if isinstance(budget, Budget):
+        k = budget.get(ANALYSERS)
+        return (c, budget) if k is None else (c.with_analysers(k), budget)
     budget = dict(budget or {})
     k = budget.pop(ANALYSERS, None)
     if k is None:
@@ -170,11 +198,11 @@ def neural_field(component: str) -> Field:
     return SELECTIONAL_NEURAL_FIELD if component == "transition" else NEURAL_FIELD
 
 
-def arc_weight(c: Components, neural: Any, analysed: bool, component: str = "graph") -> float:
-    """The weight of the analyser's arc scores: the budget's `neural` if set, else, when
-    the analyser ran for the tags, the model's `arc_weight` (graph decoders) or
-    SELECTIONAL_POWER (selectional), else 0 (off)."""
-    neural = neural_field(component).check(neural)
+def arc_weight(c: Components, neural: float | None, analysed: bool,
+               component: str = "graph") -> float:
+    """The weight of the analyser's arc scores: the budget's `neural` (checked) if set,
+    else, when the analyser ran for the tags, the model's `arc_weight` (graph decoders)
+    or SELECTIONAL_POWER (selectional), else 0 (off)."""
     if neural is None:
         if not analysed or c.analyser is None:
             return 0.0
@@ -185,35 +213,36 @@ def arc_weight(c: Components, neural: Any, analysed: bool, component: str = "gra
     return float(neural)
 
 
-def _transition(c: Components, forms, lemmas, upos, xpos, budget: dict, analysis=None,
-                power: float = 0.0):
+def _transition(c: Components, forms, lemmas, upos, xpos, budget: Mapping[str, Any],
+                analysis=None, power: float = 0.0):
+    """selectional's parse: with the request's `Budget`, or bgi's partner's own budget
+    (a plain one: its deadline, checked by the spec)."""
     if c.transition is None:
         raise BudgetError(f"model {c.config.name} has no transition parser: decoder "
                           f"'{SELECTIONAL}' is not available")
     arc_p = c.analyser.arc_probs(analysis) if analysis is not None and power else None
-    return DECODERS[SELECTIONAL](c.transition, budget, list(forms),
+    spec = budget.spec if isinstance(budget, Budget) else DECODERS[SELECTIONAL]
+    return spec(c.transition, budget, list(forms),
                                  list(lemmas) if lemmas else None, list(upos), list(xpos),
                                  arc_p=arc_p, power=power)
 
 
 def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
-                 xpos: Sequence[str], lemmas: Sequence[str] | None, decoder: str,
-                 budget: dict, analysed: bool, deadline: float | None = None) -> Decision:
-    """Decode one tagged sentence; `analysed`: the analyser ran for its tags (the
-    accurate tagger), so its scores come at no extra cost. `deadline`
-    (time.monotonic()) bounds the partner decoder and the decoder together."""
-    spec = find(decoder, specs(c))
-    budget = {**c.config.decoder_defaults.get(decoder, {}), **budget}
-    neural = budget.pop(NEURAL, None)     # checked by arc_weight: 0 is fine without analyser
-    budget = spec.validate(budget)
-    weight = arc_weight(c, neural, analysed, spec.component)
+                 xpos: Sequence[str], lemmas: Sequence[str] | None, budget: Budget,
+                 analysed: bool, deadline: float | None = None) -> Decision:
+    """Decode one tagged sentence with a checked budget (`check_budget`, or the
+    gateway's) of its decoder; `analysed`: the analyser ran for its tags (the accurate
+    tagger), so its scores come at no extra cost. `deadline` (time.monotonic()) bounds
+    the partner decoder and the decoder together."""
+    spec, decoder = budget.spec, budget.decoder
+    weight = arc_weight(c, budget.get(NEURAL), analysed, spec.component)
     t0 = time.perf_counter()
     analysis = c.analyser.analyze(list(forms)) if weight else None
     arc_seconds = time.perf_counter() - t0
     enc = None                       # the graph model's encoding, once something needs it
     if spec.component == "transition":
         heads, deprels, score, stats = _transition(c, forms, lemmas, upos, xpos,
-                                                   {**budget, **remaining_budget(deadline)},
+                                                   budget.replace(remaining_budget(deadline)),
                                                    analysis, weight)
         d = Decision([int(h) for h in heads], list(deprels), float(score),
                      {**stats, NEURAL: weight})
@@ -231,8 +260,8 @@ def parse_tagged(c: Components, forms: Sequence[str], upos: Sequence[str],
             extra = analysis.arc_logp >= KEEP_LOGP
             arc_seconds += time.perf_counter() - t0
         enc = c.graph.encode(forms, lemmas, upos, xpos)
-        res = c.graph.decode(enc, decoder, {**budget, **remaining_budget(deadline)}, bonus,
-                             extra, partner, c.config.confidence_temperature)
+        res = c.graph.decode(enc, decoder, budget.replace(remaining_budget(deadline)),
+                             bonus, extra, partner, c.config.confidence_temperature)
         own = analysis is None or c.config.label_mix is None   # the graph labeler's relations
         d = Decision([int(h) for h in res.heads[1:]],
                      c.graph.label(enc, res.heads) if own else [], res.score,

@@ -10,23 +10,25 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from models.components import Components, load_components
 from models.conllu import Sentence
+from models.decoders import Budget, BudgetError, deadline_of, find
 from models.errors import ModelError
-from models.graph.decoders import BudgetError, deadline_of
 from models.parse_policy import (
     NEURAL,
     SELECTIONAL,
     ahead_costs,
     ahead_windows,
     analyze_ahead,
+    check_budget,
     decoders,
     mix_feats,
     parse_tagged,
+    specs,
     take_analysers,
 )
 from models.parsed import MultiwordToken, ParsedToken, ParsedTree, assemble, mark_tokens
@@ -86,6 +88,20 @@ class Pipeline:
         """Decoder name -> its budget fields and defaults."""
         return decoders(self.c)
 
+    def budget(self, decoder: str, budget: Mapping[str, Any] | None = None,
+               tagger: str = AUTO, checked: bool = False) -> Budget:
+        """A request's budget for `decoder`, checked once (`parse_policy.check_budget`,
+        with the defaults of the analyser `tagger` uses), or, `checked`, as the gateway
+        completed and checked it (its job says so): what the parse methods take."""
+        if isinstance(budget, Budget):
+            return budget
+        if checked:
+            return find(decoder, specs(self.c)).taken(budget or {})
+        tagger = self.tagging.resolve(tagger)
+        view = self.c.with_contextual() if tagger == CONTEXTUAL and \
+            self.c.contextual is not None else self.c
+        return check_budget(self.c, decoder, budget, view.config.decoder_defaults)
+
     # ---- front-end -----------------------------------------------------------
     def tag(self, forms: Sequence[str], tagger: str = AUTO) -> tuple[list, list, list]:
         """(upos, xpos, lemmas) from the model's own tagger (`taggers`) and lemmatizer."""
@@ -106,8 +122,8 @@ class Pipeline:
         sents = tok.tokenize(text, limit) if split else [tok.tokenize_sentence(text, limit)]
         return [s for s in sents if s]
 
-    def _view(self, budget: dict | None, tagger: str = AUTO
-              ) -> tuple[Components, Tagging, dict, str]:
+    def _view(self, budget: Mapping[str, Any] | None, tagger: str = AUTO
+              ) -> tuple[Components, Tagging, Mapping[str, Any], str]:
         """The parts and tagging a request's tagger and budget field `analysers` ask
         for, the budget without that field, and the tagger within those parts: the
         `contextual` tagger is the `accurate` one of the contextual view
@@ -123,13 +139,13 @@ class Pipeline:
         return c, self._taggings[id(c)], budget, tagger
 
     def analyze_ahead(self, sentences: Sequence[Sequence[str]], tagger: str,
-                      budget: dict | None = None) -> None:
+                      budget: Mapping[str, Any] | None = None) -> None:
         """Analyse a job's sentences as one batch where their parses will use it."""
         c, _, budget, inner = self._view(budget, tagger)
         analyze_ahead(c, sentences, inner == ACCURATE, budget)
 
     def ahead_costs(self, sentences: Sequence[Sequence[str]], tagger: str,
-                    budget: dict | None = None) -> list[int]:
+                    budget: Mapping[str, Any] | None = None) -> list[int]:
         """What `analyze_ahead` costs on each sentence, in words or, for a contextual
         analyser, the encoder's pieces (`parse_policy.ahead_costs`)."""
         c, _, budget, inner = self._view(budget, tagger)
@@ -137,15 +153,18 @@ class Pipeline:
 
     # ---- parsing -------------------------------------------------------------
     def parse_words(self, forms: Sequence[str], decoder: str = "greedy",
-                    budget: dict | None = None, *, upos: Sequence[str] | None = None,
+                    budget: Budget | Mapping[str, Any] | None = None, *,
+                    upos: Sequence[str] | None = None,
                     xpos: Sequence[str] | None = None, lemmas: Sequence[str] | None = None,
                     offsets: Sequence[tuple[int, int]] | None = None,
                     tagger: str = AUTO) -> ParsedTree:
         """Parse one sentence of words; tags come from the tagger (`taggers`) unless
-        given."""
+        given. `budget`: a checked one (`budget`) of `decoder`, or a plain one, checked
+        here."""
         if not forms:
             raise BudgetError("a sentence needs at least one word")
         t0 = time.perf_counter()
+        budget = self.budget(decoder, budget, tagger)
         named = self.tagging.resolve(tagger)      # what the answer says it used
         c, tagging, budget, tagger = self._view(budget, tagger)
         deadline = deadline_of(budget)            # covers re-tagging and every decoder
@@ -154,7 +173,7 @@ class Pipeline:
             upos, xpos, own = tagging.tag_for(forms, tagger, decoder, deadline)
             lemmas = lemmas or own
         tag_seconds = time.perf_counter() - t0
-        d = parse_tagged(c, forms, upos, xpos, lemmas, decoder, budget,
+        d = parse_tagged(c, forms, upos, xpos, lemmas, budget,
                          analysed=tagged and tagger == ACCURATE, deadline=deadline)
         feats, agree = d.feats, False
         if feats is None and c.feats is not None:
@@ -173,9 +192,11 @@ class Pipeline:
         return assemble(forms, upos, xpos, lemmas, d.heads, d.deprels, feats, offsets,
                         d.score, stats, agree)
 
-    def parse_text(self, text: str, decoder: str = "greedy", budget: dict | None = None,
-                   split: bool = True, tagger: str = AUTO) -> list[ParsedTree]:
+    def parse_text(self, text: str, decoder: str = "greedy",
+                   budget: Budget | Mapping[str, Any] | None = None, split: bool = True,
+                   tagger: str = AUTO) -> list[ParsedTree]:
         """Tokenize (and split, if asked) raw text, then tag and parse each sentence."""
+        budget = self.budget(decoder, budget, tagger)
         sents = self.tokenize(text, split)
         out = []
         for a, b in ahead_windows([len(s) for s in sents]):
@@ -184,14 +205,16 @@ class Pipeline:
         return out
 
     def parse_tokens(self, words: Sequence, text: str, decoder: str = "greedy",
-                     budget: dict | None = None, tagger: str = AUTO) -> ParsedTree:
+                     budget: Budget | Mapping[str, Any] | None = None,
+                     tagger: str = AUTO) -> ParsedTree:
         """Parse one sentence of `tokenize(text)`, keeping its offsets, spaces and
         multiword tokens."""
         tree = self.parse_words([w.form for w in words], decoder, budget,
                                 offsets=[(w.start, w.end) for w in words], tagger=tagger)
         return mark_tokens(tree, words, text)
 
-    def parse_conllu(self, sent: Sentence, decoder: str = "greedy", budget: dict | None = None,
+    def parse_conllu(self, sent: Sentence, decoder: str = "greedy",
+                     budget: Budget | Mapping[str, Any] | None = None,
                      gold_tags: bool = False, tagger: str = AUTO) -> ParsedTree:
         """Parse a CoNLL-U sentence in place (HEAD and DEPREL filled); tags from the
         input when gold_tags or the model has no tagger, else from the tagger, and then

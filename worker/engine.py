@@ -28,7 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from models.decoders import DEADLINE
+from models.decoders import DEADLINE, Budget
 from models.registry import directories, expand
 from models.warmup import load_pipelines
 
@@ -244,7 +244,9 @@ class Engine:
             while not self.warmer.wait_unit(decoder, WAIT_SLICE_S):
                 self._check(job, cancelled, f"{decoder} was still compiling")
         tagger = job.get("tagger") or FAST
-        budget = dict(job.get("budget") or {})
+        # the job's budget, checked once: here, or by the gateway (`checked`), whose
+        # check the worker takes as it is; everything below takes this Budget
+        budget = pipe.budget(decoder, job.get("budget"), tagger, bool(job.get("checked")))
         # `pace` says when the job cannot end before nobody waits (issue 61); until it
         # has measured itself, by the last job's pace with this decoder and tagger
         key = (job["model"], decoder, tagger)
@@ -263,7 +265,8 @@ class Engine:
     def _late(job: dict) -> bool:
         return job.get("deadline_at") is not None and time.time() >= job["deadline_at"]
 
-    def _analysis_pace(self, pipe: Pipeline, model: str, tagger: str, budget: dict) -> float:
+    def _analysis_pace(self, pipe: Pipeline, model: str, tagger: str, budget: Budget
+                       ) -> float:
         """Seconds a unit (`Pipeline.ahead_costs`: a word, or a piece of the contextual
         encoder) of `tagger`'s look-ahead analysis: the last job's (any decoder), else
         measured on two probe sentences of ordinary words, as the time the longer takes
@@ -293,7 +296,7 @@ class Engine:
         return max(rate, 0.0)
 
     def _parse(self, pipe: Pipeline, job: dict, prepared: list[list[tuple]], pace: Pace,
-               cancelled: Callable[[], bool] | None, tagger: str, budget: dict
+               cancelled: Callable[[], bool] | None, tagger: str, budget: Budget
                ) -> list[list[dict]]:
         """The trees of a job's prepared sentences (see `_run`)."""
         from models.parse_policy import ahead_windows
@@ -323,7 +326,7 @@ class Engine:
                         ahead[done + 1] = rest + ahead.get(done + 1, [])
                 if deadline_at is not None and DEADLINE.name in fields:
                     share = (deadline_at - time.time()) * len(forms) / tokens_left
-                    budget[DEADLINE.name] = max(1.0, share * 1000.0)
+                    budget = budget.replace({DEADLINE.name: max(1.0, share * 1000.0)})
                 tokens_left -= len(forms)
                 started, t0 = time.time(), time.perf_counter()
                 if words is not None:
@@ -341,7 +344,7 @@ class Engine:
         return out
 
     def _analyze_window(self, pipe: Pipeline, window: list[tuple], tagger: str,
-                        budget: dict, job: dict, cancelled: Callable[[], bool] | None,
+                        budget: Budget, job: dict, cancelled: Callable[[], bool] | None,
                         where: str, pace: Pace, state: dict[str, int]) -> list[tuple]:
         """Analyse the untagged sentences of one look-ahead window chunk by chunk
         (`ahead_chunks`), checking between chunks that someone still waits and that the

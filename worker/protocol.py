@@ -4,6 +4,9 @@ A job (JSON-serialisable, so it travels over a pipe or a Redis stream):
 
     {"id": "hex", "model": "en_ewt", "version": "1+...",   # the version it was planned for
      "decoder": "greedy", "budget": {...},
+     "checked": True,           # the gateway completed `budget` (every field) and checked
+                                # it against the catalogue: the worker takes it as it is;
+                                # absent: the worker checks it (`Pipeline.budget`)
      "tagger": "fast" | "accurate" | None,    # tags sentence, document and tokens items;
                                               # absent or None (older gateways): "fast"
      "deadline_at": unix time or None, "expires_at": unix time or None,

@@ -29,6 +29,7 @@ import numpy as np
 from dev_data import DEV, encoded, load_dev, machine
 
 from models.conllu import read_conllu
+from models.decoder_registry import DECODERS
 from models.graph import decoders as D
 from models.graph.confidence import GREEDY_TAU, expected_calibration_error, optima_confidence
 from models.pipeline import Pipeline
@@ -62,7 +63,7 @@ REPEAT = 1
 def decode_all(data, decoder, budget):
     """(total score, decoder CPU seconds, results) over prepared scorers; the
     fastest of REPEAT runs (seeded runs give the same trees each time)."""
-    fn = D.DECODERS[decoder]
+    fn = DECODERS[decoder]
     best = float("inf")
     for _ in range(REPEAT):
         t0 = time.process_time()

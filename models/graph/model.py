@@ -18,13 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from ..decoders import BudgetError, find
+from ..decoder_registry import GRAPH_DECODERS
+from ..decoders import Budget, BudgetError, find
 from ..errors import ModelError
 from ..npz import read_npz, save_npz
 from ..relation_rules import best_relations, breaks_limits, rule_masks
 from ..text.wordclasses import WordClasses
 from .decode_mst import decode_mst
-from .decoders import DECODERS, Decoded, Scorer
+from .decoders import Decoded, Scorer
 from .encode import EncodedSentence, encode
 from .features import FEATURE_SET
 from .labeler import LABEL_FEATURE_SET, label_scores, predict_labels
@@ -154,12 +155,17 @@ class GraphModel:
         return encode(forms, lemmas, upos, xpos, clusters)
 
     def decode(self, enc: EncodedSentence, decoder: str = "greedy",
-               budget: dict | None = None, arc_bonus: np.ndarray | None = None,
+               budget: Budget | dict | None = None, arc_bonus: np.ndarray | None = None,
                extra_arcs: np.ndarray | None = None, partner: list[int] | None = None,
                arc_temperature: float | None = None) -> Decoded:
-        """`partner`: the tree of bgi's `ensemble_with` decoder, when the graph model
-        cannot run it (selectional); arc_temperature: see `scorer`."""
-        spec = find(decoder, DECODERS)
+        """`budget`: a checked `Budget` of `decoder` (the service's), or a plain one that
+        its spec checks (a library caller's); `partner`: the tree of bgi's
+        `ensemble_with` decoder, when the graph model cannot run it (selectional);
+        arc_temperature: see `scorer`."""
+        if isinstance(budget, Budget):
+            spec = budget.spec
+        else:
+            spec = find(decoder, GRAPH_DECODERS)
         if enc.n == 0:
             raise BudgetError("a sentence needs at least one word")
         sc = self.scorer(enc, arc_bonus=arc_bonus, extra_arcs=extra_arcs,

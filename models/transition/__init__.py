@@ -7,7 +7,8 @@ the serving API), `train` / `bootstrap` (training only; never imported by servin
 
 Serving API: `load(directory)`, `decode(model, forms, lemmas, upos, xpos, budget, arc_p,
 power)` (arc_p: the neural analyser's arc probabilities, weighed into the moves);
-`SPEC` is decoder "selectional" (`models/decoders.py`), registered on import.
+`SPEC` is decoder "selectional" (`models/decoders.py`, listed in
+`models/decoder_registry.py`).
 """
 from .. import compile_log  # noqa: F401  (kernels live here: it logs their compiles)
 from .model import SPEC, TransitionModel, decode, load

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..decoders import DEADLINE, DecoderSpec, Field, deadline_of, register
+from ..decoders import DEADLINE, DecoderSpec, Field, deadline_of
 from ..errors import Errors, ModelError
 from ..graph.encode import encode
 from ..npz import check_npz, read_npz, save_npz
@@ -192,7 +192,6 @@ SPEC = DecoderSpec(
            "differ by less than this", lo=0, hi=1),
      DEADLINE),
     _decode, component="transition")
-register(SPEC)
 
 
 def decode(model: TransitionModel, forms: Sequence[str], lemmas: Sequence[str] | None,

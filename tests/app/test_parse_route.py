@@ -27,8 +27,8 @@ def is_tree(sent: dict) -> bool:
 
 def test_models_lists_every_registered_decoder(http):
     from models import transition  # noqa: F401  (registers selectional)
-    from models.decoders import DECODERS
-    from models.graph.decoders import DECODERS as GRAPH
+    from models.decoder_registry import DECODERS
+    from models.decoder_registry import GRAPH_DECODERS as GRAPH
 
     body = http.get("/models").json()
     assert body["default_model"] == "en_ewt"

@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from models.graph.decoders import DECODERS, BudgetError
+from models.decoder_registry import GRAPH_DECODERS as DECODERS
+from models.graph.decoders import BudgetError
 from models.parse_policy import SELECTIONAL_POWER
 from models.pipeline import NEURAL, SELECTIONAL, Pipeline
 

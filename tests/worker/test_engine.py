@@ -30,7 +30,7 @@ def is_tree(tree):
 
 
 def test_catalogue_lists_every_registered_decoder(engine):
-    from models.graph.decoders import DECODERS
+    from models.decoder_registry import GRAPH_DECODERS as DECODERS
 
     info = engine.catalogue()["en_ewt"]
     pipe = engine.pipes["en_ewt"]

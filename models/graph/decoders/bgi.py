@@ -6,16 +6,12 @@ import time
 
 import numpy as np
 
-from ...decoders import (
-    DEADLINE,
-    DECODERS,
-    BudgetError,
-    DecoderSpec,
-    Field,
-    deadline_of,
-    remaining_budget,
-)
+from ...decoders import DEADLINE, BudgetError, DecoderSpec, Field, deadline_of, remaining_budget
+from . import greedy, mst
 from .base import Decoded, Scorer
+
+# the graph decoders `ensemble_with` may name (selectional's tree comes from the pipeline)
+PARTNERS = {spec.name: spec for spec in (greedy.SPEC, mst.SPEC)}
 
 # beam, swaps, alpha, beta tuned on an en_ewt dev subset (bench/journal/05-bgi.md)
 # start: where the swaps start; not in the paper, the first-order MST as a second start:
@@ -71,7 +67,7 @@ def decode(sc: Scorer, b: dict, ensemble_heads=None) -> Decoded:
         bias = _given_heads(ensemble_heads, sc.S.shape[0] - 1)
     else:
         # the partner decodes within the same deadline (its default budget otherwise)
-        bias = DECODERS[other](sc, remaining_budget(deadline)).heads \
+        bias = PARTNERS[other](sc, remaining_budget(deadline)).heads \
             if other is not None else None
     heads, score, stats = run_bgi(sc, b["beam"], b["swaps"], b["alpha"], b["beta"], bias,
                                   deadline, min_part_prob=b["min_part_prob"], start=b["start"])

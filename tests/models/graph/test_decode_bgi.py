@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from graph_fixtures import all_trees, random_sentence
 
+from models.decoder_registry import DECODERS
 from models.graph.decode_bgi import (
     BGIProblem,
     bgi_construct,
@@ -14,7 +15,6 @@ from models.graph.decode_bgi import (
 )
 from models.graph.decode_mst import decode_mst
 from models.graph.decoders import (
-    DECODERS,
     BudgetError,
     Scorer,
     decode_bgi,

@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 from graph_fixtures import MASK, all_trees, first_order_scorer, third_order_scorer
 
+from models.decoder_registry import DECODERS
 from models.graph.decode_mst import decode_mst
 from models.graph.decode_sampling import sampling_search
-from models.graph.decoders import DECODERS, BudgetError, Scorer, decode_sampling
+from models.graph.decoders import BudgetError, Scorer, decode_sampling
 from models.graph.prune import all_arcs, prune
 from models.graph.rng import new_state
 from models.graph.scoring import new_memo
