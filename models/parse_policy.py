@@ -221,8 +221,7 @@ def _transition(c: Components, forms, lemmas, upos, xpos, budget: Mapping[str, A
         raise BudgetError(f"model {c.config.name} has no transition parser: decoder "
                           f"'{SELECTIONAL}' is not available")
     arc_p = c.analyser.arc_probs(analysis) if analysis is not None and power else None
-    spec = budget.spec if isinstance(budget, Budget) else DECODERS[SELECTIONAL]
-    return spec(c.transition, budget, list(forms),
+    return DECODERS[SELECTIONAL](c.transition, budget, list(forms),
                                  list(lemmas) if lemmas else None, list(upos), list(xpos),
                                  arc_p=arc_p, power=power)
 

@@ -162,10 +162,7 @@ class GraphModel:
         its spec checks (a library caller's); `partner`: the tree of bgi's
         `ensemble_with` decoder, when the graph model cannot run it (selectional);
         arc_temperature: see `scorer`."""
-        if isinstance(budget, Budget):
-            spec = budget.spec
-        else:
-            spec = find(decoder, GRAPH_DECODERS)
+        spec = find(decoder, GRAPH_DECODERS)   # a spec takes a `Budget` of its decoder as is
         if enc.n == 0:
             raise BudgetError("a sentence needs at least one word")
         sc = self.scorer(enc, arc_bonus=arc_bonus, extra_arcs=extra_arcs,
