@@ -1,7 +1,7 @@
 """`deptree serve` and `deptree worker`: argparse subcommands over plain functions.
 
 `add_serve(subparsers)` and `add_worker(subparsers)` register the subcommands on
-the `deptree` parser (app/cli.py calls them); `python -m app.serve_cli serve|worker`
+the `deptree` parser (deptree/cli/ calls them); `python -m app.serve_cli serve|worker`
 works on its own too. Flags override the `DEPTREE_*` settings. Imports of the web
 stack happen inside the run functions, so registering the commands costs nothing
 and `PROMETHEUS_MULTIPROC_DIR` can be set before prometheus-client is loaded.
@@ -215,11 +215,11 @@ def _serve_gateways(s) -> int:
 def _check_models(s) -> None:
     """Refuse to start (a ModelError: exit code 2, one line naming the file) when a
     model to serve is unknown, damaged, has a part outside its directory, or shares
-    its name with another (`models.registry.check`); its workers would otherwise fail
+    its name with another (`models.serve.registry.check`); its workers would otherwise fail
     to load it for ever, and take the models that load down with it."""
     from pathlib import Path
 
-    from models.registry import check, directories
+    from models.serve.registry import check, directories
 
     for d in directories(s.models, [Path(d) for d in s.model_dirs]):
         check(d)

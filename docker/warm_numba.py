@@ -11,8 +11,8 @@ import os
 import sys
 import time
 
-from models.parse_cli import parse_stream
-from models.pipeline import Pipeline
+from deptree.cli.parse_run import parse_stream
+from models.serve.pipeline import Pipeline
 
 logger = logging.getLogger("warm_numba")
 

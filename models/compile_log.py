@@ -8,7 +8,7 @@ is a minute or more of silence. Importing this module (the packages that hold ke
 from the cache. It logs at INFO the first compile of the
 process (and why it happens), then a progress line at most every `PROGRESS_EVERY_S`
 seconds of compiling, and each outermost kernel at DEBUG. `totals()` gives the count
-and seconds so far, for callers that report a unit of work (`models/warmup.py`).
+and seconds so far, for callers that report a unit of work (`models/serve/warmup.py`).
 """
 from __future__ import annotations
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from models.decoders import DEADLINE, Budget
-from models.registry import directories, expand
-from models.warmup import load_pipelines
+from models.serve.registry import directories, expand
+from models.serve.warmup import load_pipelines
 
 from .config import WorkerConfig
 from .logsafe import REQUEST_ID
@@ -39,7 +39,7 @@ from .protocol import JobError, LimitError, error_payload, rss_bytes
 from .warm import Warmer
 
 if TYPE_CHECKING:   # imported by load(): the gateway imports this module, never a kernel
-    from models.pipeline import ParsedTree, Pipeline
+    from models.serve.pipeline import ParsedTree, Pipeline
 
 logger = logging.getLogger(__name__)
 
@@ -215,7 +215,7 @@ class Engine:
 
     def _run(self, job: dict, cancelled: Callable[[], bool] | None = None
              ) -> list[list[dict]]:
-        from models.pipeline import FAST  # loaded by load()
+        from models.serve.pipeline import FAST  # loaded by load()
 
         for key, kind in JOB_FIELDS.items():
             if not isinstance(job.get(key), kind):
@@ -279,7 +279,7 @@ class Engine:
         kept the workers 2.1 s past a 1 ms deadline on a slow VM (2026-12-02)."""
         if (model, tagger) in self.analysis:
             return self.analysis[model, tagger]
-        from models.warmup import WORDS
+        from models.serve.warmup import WORDS
 
         best: dict[int, tuple[float, int]] = {}     # words -> (seconds, units)
         for n in (4, *PROBE_WORDS * 2):        # the first: whatever a first call costs
@@ -299,7 +299,7 @@ class Engine:
                cancelled: Callable[[], bool] | None, tagger: str, budget: Budget
                ) -> list[list[dict]]:
         """The trees of a job's prepared sentences (see `_run`)."""
-        from models.parse_policy import ahead_windows
+        from models.serve.parse_policy import ahead_windows
 
         decoder, deadline_at = job["decoder"], job.get("deadline_at")
         fields = pipe.decoders().get(decoder, {}).get("fields", ())
@@ -358,7 +358,7 @@ class Engine:
         job could not stop in. It holds at least MIN_CHUNK_WORDS: sized by a pace
         measured on small steps (mostly fixed cost), chunks shrank to one sentence
         each, and their pace looked slower still."""
-        from models.parse_policy import AHEAD_CHUNK_TOKENS, ahead_chunks
+        from models.serve.parse_policy import AHEAD_CHUNK_TOKENS, ahead_chunks
 
         todo = [s for s in window if s[1] is None]
         costs = pipe.ahead_costs([s[0] for s in todo], tagger, budget)

@@ -1,6 +1,6 @@
 """Warm a worker's models so that it is ready in seconds even when numba must compile.
 
-With a warm numba cache every unit (`models.warmup`: the front-end, then each decoder)
+With a warm numba cache every unit (`models.serve.warmup`: the front-end, then each decoder)
 loads from disk in about a second, and the worker warms them all before it reports
 ready. On a cold cache (a fresh install, an upgrade, an edit of kernel sources)
 compiling them all takes a minute or more of CPU (bench/RESULTS.md, "Cold start"), so:
@@ -8,7 +8,7 @@ compiling them all takes a minute or more of CPU (bench/RESULTS.md, "Cold start"
   models, and warms every unit in `HELPER_ORDER` (the front-end, then `FIRST`);
 - the worker warms the front-end and the first of `FIRST` its models have (greedy, the
   README's and the service's default decoder), and is ready; the helper compiles those
-  first, and the `models.warmup` locks keep two processes from compiling the same unit:
+  first, and the `models.serve.warmup` locks keep two processes from compiling the same unit:
   the worker waits for the helper, then loads them from the cache, so on a busy machine
   the one compile on the way to the first request gets all the CPU there is (issue 61:
   with the worker compiling `selectional` beside the helper, the README's first curl,
@@ -38,10 +38,10 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from models.warmup import FRONTEND, load_pipelines, stamp, stamped, units, warm
+from models.serve.warmup import FRONTEND, load_pipelines, stamp, stamped, units, warm
 
 if TYPE_CHECKING:
-    from models.pipeline import Pipeline
+    from models.serve.pipeline import Pipeline
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ For each source tree given (default: this checkout), each run:
   where the worker logs it, its own CPU seconds when it was ready (`worker_cpu_ready_s`:
   the critical path, which a loaded machine stretches in wall time but hardly in CPU);
 - starts it again on the now warm cache (`warm_ready_s`);
-- times `echo "The cat sat on the mat." | python -m app.cli parse --input text` on
+- times `echo "The cat sat on the mat." | python -m deptree.cli parse --input text` on
   another empty cache (`parse_s`, `parse_cpu_s`).
 Runs alternate between trees, so both see the same machine load.
 
@@ -105,7 +105,7 @@ def serve_once(src: str, cache: str, workers: int, timeout: float, log) -> dict:
 def parse_once(src: str, cache: str) -> dict:
     cpu0 = _children_cpu()
     t0 = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "app.cli", "parse", "--input", "text"], cwd=src,
+    out = subprocess.run([sys.executable, "-m", "deptree.cli", "parse", "--input", "text"], cwd=src,
                          env=_env(src, cache), input="The cat sat on the mat.\n", text=True,
                          capture_output=True, check=True)
     return {"parse_s": _round(time.monotonic() - t0), "parse_cpu_s": _round(_children_cpu() - cpu0),

@@ -50,7 +50,7 @@ def main() -> int:
 
     def imports():
         nonlocal Pipeline
-        from models.pipeline import Pipeline
+        from models.serve.pipeline import Pipeline
     stage("import", imports)
     if True:
         pipe = None

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.treebanks.data import split_files  # noqa: E402
-from models.build import _words  # noqa: E402
+from models.build.children import words  # noqa: E402
 from models.neural.train import NeuralConfig, train_analyser  # noqa: E402
 
 
@@ -35,7 +35,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     train_path, dev_path = split_files(a.treebank)
-    train, dev = _words(Path(train_path)), _words(Path(dev_path))
+    train, dev = words(Path(train_path)), words(Path(dev_path))
     context = None
     lo, hi = (int(x) for x in a.layers.split("-"))
     if not a.no_context:

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from models.conllu import read_conllu  # noqa: E402
 from models.contextual.encoder import BATCH_PIECES, Encoder  # noqa: E402
-from models.pipeline import Pipeline  # noqa: E402
+from models.serve.pipeline import Pipeline  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT.parent / "shared" / "data" / "en_ewt" / "dev.conllu"

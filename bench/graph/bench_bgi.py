@@ -23,7 +23,7 @@ import numpy as np
 from models.decoder_registry import GRAPH_DECODERS as DECODERS
 from models.graph.decode_bgi import run_bgi
 from models.graph.decoders import Decoded
-from models.pipeline import Pipeline
+from models.serve.pipeline import Pipeline
 
 from .dev_data import DEV, encoded, load_dev, machine
 

@@ -32,7 +32,7 @@ from models.conllu import read_conllu
 from models.decoder_registry import DECODERS
 from models.graph import decoders as D
 from models.graph.confidence import GREEDY_TAU, expected_calibration_error, optima_confidence
-from models.pipeline import Pipeline
+from models.serve.pipeline import Pipeline
 
 HERE = Path(__file__).resolve().parent
 GREEDY_K = [1, 2, 5, 10, 20, 50]

@@ -9,7 +9,7 @@
 
 The former `arccost` (the arc scorer's cost against the accurate tagger's) is gone: one
 neural analyser now gives the accurate tags and the arc scores in one pass
-(`models/parse_policy.py`). Figures are printed as Markdown and written as JSON beside
+(`models/serve/parse_policy.py`). Figures are printed as Markdown and written as JSON beside
 this file; run one benchmark at a time on a quiet machine. Not a test.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from dev_data import DEV, HERE, SHIPPED_GRAPH, load_dev, machine, parse_dev
 
 from models.graph.model import GraphModel
-from models.pipeline import Pipeline
+from models.serve.pipeline import Pipeline
 
 
 def cmd_tags(args) -> dict:
@@ -78,7 +78,7 @@ def cmd_retag(args) -> dict:
 
 
 def cmd_neural(args) -> dict:
-    """Per graph decoder and weight of the neural arc scores (`models/parse_policy.py`):
+    """Per graph decoder and weight of the neural arc scores (`models/serve/parse_policy.py`):
     UAS/LAS with gold tags and with the --tagger's (re-tagging as the pipeline does),
     and tokens/s (process time, tagging and arc scoring included)."""
     pipe = Pipeline.load("en_ewt")

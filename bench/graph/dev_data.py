@@ -1,6 +1,6 @@
 """What the graph benchmarks share: en_ewt dev (a seeded random subset), the machine
 they ran on, the graph model's encodings of gold-tagged sentences, a timed parse of
-them (UAS, LAS, tokens/s) and a pipeline's parse of dev scored by `models.evaluate`."""
+them (UAS, LAS, tokens/s) and a pipeline's parse of dev scored by `models.build.evaluate`."""
 from __future__ import annotations
 
 import copy
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
+from models.build.evaluate import evaluate_sentences
 from models.conllu import read_conllu
-from models.evaluate import evaluate_sentences
 from models.graph.model import GraphModel
-from models.registry import resolve
+from models.serve.registry import resolve
 
 HERE = Path(__file__).resolve().parent
 SHIPPED_GRAPH = "models/pretrained/en_ewt/graph"
@@ -86,7 +86,7 @@ def warm(model, data):
 
 
 def parse_dev(pipe, sents, decoder: str, budget: dict, gold_tags: bool, tagger: str):
-    """(models.evaluate report, process seconds) of the pipeline's parses of copies of
+    """(models.build.evaluate report, process seconds) of the pipeline's parses of copies of
     `sents`: with their gold tags, or tagged by `tagger` as the pipeline does."""
     preds = []
     t0 = time.process_time()

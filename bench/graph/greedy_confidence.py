@@ -22,7 +22,7 @@ import numpy as np
 
 from models.conllu import read_conllu
 from models.graph.confidence import expected_calibration_error
-from models.pipeline import Pipeline
+from models.serve.pipeline import Pipeline
 
 BINS = 10
 FIT_SENTENCES, FIT_SEED = 300, 0

@@ -8,7 +8,7 @@ every decoder the service lists (GET /models, so later decoders are included):
 - latency: `--latency-n` single 25-token sentences, one at a time; p50/p95/p99;
 - cache-hit latency: the same single sentences again (every answer `cached`).
 Then it parses the throughput sentences in this process with the same model,
-decoder and default budget through `models.parse_cli.parse_stream` (what
+decoder and default budget through `deptree.cli.parse_run.parse_stream` (what
 `deptree parse --input tokens` runs) and reports service / in-process throughput
 (goal >= 0.8 for batches of 32 with one worker). Every request count is bounded.
 
@@ -123,8 +123,8 @@ def in_process(model: str, model_dirs: list[str], decoder: str,
                sents: list[list[str]]) -> dict:
     from pathlib import Path
 
-    from models.parse_cli import parse_stream
-    from models.registry import resolve
+    from deptree.cli.parse_run import parse_stream
+    from models.serve.registry import resolve
 
     path = str(resolve(model, search_dirs=[Path(d) for d in model_dirs]))
     text = "\n".join(" ".join(s) for s in sents) + "\n"

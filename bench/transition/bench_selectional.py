@@ -57,7 +57,7 @@ def speed(model, attrs, beam, margin, repeats=2):
 def predicted_attrs(sents):
     """Encoded sentences with UPOS/XPOS/lemmas from the shipped en_ewt front-end."""
     from models.graph.encode import encode
-    from models.pipeline import Pipeline
+    from models.serve.pipeline import Pipeline
 
     pipe = Pipeline.load("en_ewt")
     out, right, total = [], 0, 0

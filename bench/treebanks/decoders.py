@@ -1,5 +1,5 @@
 """Every decoder of a model with each tagger, on a treebank's dev file from gold tokens:
-UAS / LAS / UPOS (`models.evaluate`, the CoNLL 2018 metrics) and speed, the trade-off
+UAS / LAS / UPOS (`models.build.evaluate`, the CoNLL 2018 metrics) and speed, the trade-off
 a request chooses.
 
     OMP_NUM_THREADS=1 python bench/treebanks/decoders.py en_ewt --model models/pretrained/en_ewt
@@ -34,9 +34,9 @@ def main() -> int:
     ap.add_argument("--out", help="result file (default bench/results/treebanks/"
                                   "decoders_<treebank>.json)")
     a = ap.parse_args()
+    from models.build.evaluate import score_files
     from models.conllu import read_conllu, write_conllu
-    from models.evaluate import score_files
-    from models.pipeline import Pipeline
+    from models.serve.pipeline import Pipeline
 
     _, dev = split_files(a.treebank)
     model = Path(a.model) if a.model else WORK / a.treebank / "deptree"

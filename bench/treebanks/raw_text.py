@@ -11,7 +11,7 @@ nl_lassysmall, tr_imst have none; en_ewt has them). deptree parses it with its
 default request (`deptree parse --model DIR --input text`), UDPipe with the model
 `run_udpipe.py` trained with its tokenizer (runs/treebanks/<name>/udpipe.model; its
 input format `tokenizer`, which also starts a paragraph at a blank line). Both are
-scored against dev by `models.evaluate.score_files`. With `--segmentation-only`
+scored against dev by `models.build.evaluate.score_files`. With `--segmentation-only`
 UDPipe is its tokenizer alone (`run_udpipe.py --tokenizer-only`, udpipe_tokenizer.model,
 minutes to train where its tagger and parser take an hour) and only its Tokens,
 Sentences and Words are reported.
@@ -84,7 +84,7 @@ def main() -> int:
     ap.add_argument("--segmentation-only", action="store_true",
                     help="UDPipe's tokenizer alone (udpipe_tokenizer.model)")
     args = ap.parse_args()
-    from models.evaluate import score_files
+    from models.build.evaluate import score_files
 
     _, dev = split_files(args.treebank)
     work = WORK / args.treebank

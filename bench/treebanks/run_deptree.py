@@ -6,7 +6,7 @@
    --keep-work ...`, under /usr/bin/time -v (wall time, peak RSS);
 2. greedy on dev from gold tokens with the model's own tags, the accurate tagger
    (and the contextual one, the default request, where the model has the encoder):
-   `deptree parse --model DIR < dev.conllu`, scored by `models.evaluate.score_files`
+   `deptree parse --model DIR < dev.conllu`, scored by `models.build.evaluate.score_files`
    (the CoNLL 2018 metrics);
 3. order 1 against order 3: the same model with its graph parser retrained at
    order 1 on the same jackknifed tags, recalibrated, parsed the same way; and each
@@ -34,8 +34,8 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
 
 def deptree(*args: str, stdin: Path | None = None, stdout: Path | None = None,
             timed: bool = False) -> dict:
-    cmd = ([sys.executable, "-m", "app.cli", *args] if not timed else
-           ["/usr/bin/time", "-v", sys.executable, "-m", "app.cli", *args])
+    cmd = ([sys.executable, "-m", "deptree.cli", *args] if not timed else
+           ["/usr/bin/time", "-v", sys.executable, "-m", "deptree.cli", *args])
     t0 = time.time()
     log = WORK / "logs" / f"{args[0]}-{int(t0)}.log"   # progress bars, readable while it runs
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -54,7 +54,7 @@ def deptree(*args: str, stdin: Path | None = None, stdout: Path | None = None,
 
 
 def score(gold: Path, pred: Path) -> dict:
-    from models.evaluate import score_files
+    from models.build.evaluate import score_files
 
     s = score_files(gold, pred)
     return {k: round(100 * s[k]["f1"], 2) for k in ("UPOS", "XPOS", "UFeats", "Lemmas", "UAS",
@@ -70,8 +70,10 @@ def parse_dev(model: Path, dev: Path, out: Path, *flags: str) -> dict:
 
 def order1_variant(model: Path, dev: Path) -> Path:
     """The model with its graph parser retrained at order 1 on the same training tags."""
-    from models.build import BuildOptions, _Run, _write_pipeline, jackknifed
-    from models.calibrate import calibrate
+    from models.build import BuildOptions, jackknifed
+    from models.build.calibrate import calibrate
+    from models.build.run_state import Run
+    from models.build.stages import _write_pipeline
     from models.graph.train import TrainConfig, train
 
     state = json.loads((model / ".build" / "state.json").read_text())
@@ -87,7 +89,7 @@ def order1_variant(model: Path, dev: Path) -> Path:
           TrainConfig(order=1, jackknife=0, word_classes=opts["word_classes"]),
           command="bench/treebanks/run_deptree.py (order 1)", checkpoint_dir=o1 / "ck")
     shutil.rmtree(o1 / "ck", ignore_errors=True)
-    run = _Run(o1, tags, dev, True, options, state)
+    run = Run(o1, tags, dev, True, options, state)
     _write_pipeline(run, {})
     _write_pipeline(run, calibrate(o1, dev))
     return o1

@@ -82,7 +82,7 @@ def main(name: str, tokenizer: str = "", only_tokenizer: bool = False) -> int:
         raise RuntimeError(err.message)
     (out / "udpipe_dev.conllu").write_text(pred, encoding="utf-8")
     sys.path.insert(0, str(ROOT))
-    from models.evaluate import score_files
+    from models.build.evaluate import score_files
 
     s = score_files(str(dev_path), str(out / "udpipe_dev.conllu"))
     res = {"treebank": name, "train": str(train_path), "dev": str(dev_path),

@@ -39,7 +39,7 @@ def main() -> int:
                     help="also time selectional, with and without the analyser")
     a = ap.parse_args()
     from models.conllu import read_conllu
-    from models.pipeline import Pipeline
+    from models.serve.pipeline import Pipeline
 
     _, dev = split_files(a.treebank)
     model = Path(a.model) if a.model else WORK / a.treebank / "deptree"

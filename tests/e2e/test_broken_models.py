@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from models.registry import resolve
+from models.serve.registry import resolve
 from tests.conftest import free_port, start_process, stop_process
 from tests.models.model_copies import linked_copy, truncated_graph, zeros_npz
 

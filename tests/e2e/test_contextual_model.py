@@ -43,7 +43,7 @@ def test_the_build_writes_and_calibrates_the_contextual_part(contextual_model):
 
 
 def test_each_tagger_uses_its_own_analyser(contextual_model):
-    from models.pipeline import Pipeline
+    from models.serve.pipeline import Pipeline
 
     p = Pipeline.load(contextual_model)
     assert p.taggers == ["fast", "accurate", "contextual"]
@@ -97,7 +97,7 @@ def test_without_the_encoders_package_the_model_serves_its_other_taggers(context
     import shutil
 
     from models.decoders import BudgetError
-    from models.pipeline import Pipeline
+    from models.serve.pipeline import Pipeline
 
     copy = tmp_path / "models" / "tinyctx"
     shutil.copytree(contextual_model, copy)

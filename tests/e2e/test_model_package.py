@@ -30,7 +30,7 @@ def fresh_venv(path: Path) -> Path:
 
 
 def test_a_packaged_model_installs_and_serves_by_name(built_model, tmp_path):
-    out = subprocess.run([sys.executable, "-m", "app.cli", "package", str(built_model),
+    out = subprocess.run([sys.executable, "-m", "deptree.cli", "package", str(built_model),
                           "--out", str(tmp_path / "dist"), "--version", "1.2.3"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -77,7 +77,7 @@ def test_a_damaged_model_is_refused_before_it_is_packaged(built_model, tmp_path)
     broken = tmp_path / "tiny"
     shutil.copytree(built_model, broken)
     next(broken.rglob("*.npz")).write_bytes(b"not a zip")
-    out = subprocess.run([sys.executable, "-m", "app.cli", "package", str(broken),
+    out = subprocess.run([sys.executable, "-m", "deptree.cli", "package", str(broken),
                           "--out", str(tmp_path / "dist")], cwd=ROOT, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 2 and ".npz" in out.stderr, out.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from models.registry import resolve
+from models.serve.registry import resolve
 
 
 def model_copy(src: Path, root: Path, version: str) -> str:

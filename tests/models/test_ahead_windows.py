@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from models.parse_policy import AHEAD_SENTENCES, AHEAD_TOKENS, ahead_windows
+from models.serve.parse_policy import AHEAD_SENTENCES, AHEAD_TOKENS, ahead_windows
 
 
 @given(st.lists(st.integers(1, 3 * AHEAD_TOKENS // 2), max_size=200))

@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models import build
+from models.build import children, run_state
+from models.build import stages as build
 from models.errors import ModelError
 from models.neural.ensemble import AnalyserEnsemble
-from models.pipeline import ACCURATE, Pipeline
+from models.serve.pipeline import ACCURATE, Pipeline
 from tests.conftest import ROOT, TINY_BUILD, TINY_TREEBANK, build_tiny
 from tests.reliability.procs import alive
 
@@ -82,7 +83,7 @@ def test_feats_come_from_where_the_model_says(built_model):
 
 
 def test_the_cli_parses_text_with_the_built_model(built_model):
-    out = subprocess.run([sys.executable, "-m", "app.cli", "parse", "--model",
+    out = subprocess.run([sys.executable, "-m", "deptree.cli", "parse", "--model",
                           str(built_model), "--input", "text"], input="The cat sat.\n",
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -206,7 +207,7 @@ def test_the_models_own_decoder_defaults_apply_and_are_listed(built_model, tmp_p
 def test_a_time_budget_leaves_the_analysers_what_the_other_stages_do_not_take(tmp_path):
     """The later stages get the earlier ones' time again, 300 s at least; each analyser
     45 s less than its share, for its process's own work."""
-    run = build._Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True,
+    run = run_state.Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True,
                      build.BuildOptions(time_budget=60.0),
                      {"done": {"split": {"seconds": 0.0}, "frontend": {"seconds": 100.0},
                                "jackknife": {"seconds": 300.0}}})
@@ -240,7 +241,7 @@ def test_the_jackknife_stage_records_its_folds(tmp_path):
     """Without `--jackknife` the stage takes `auto_folds` of the training sentences and
     says how many it took; the parsers then read the jackknifed file."""
     sents = list(build.read_conllu(TINY_TREEBANK))
-    run = build._Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True, build.BuildOptions())
+    run = run_state.Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True, build.BuildOptions())
     info = build._jackknife(run)
     assert info["folds"] == 10 == build.auto_folds(len(sents))
     assert 0 < info["upos"] <= 100
@@ -276,7 +277,7 @@ def _stage_that_hangs(pid_file: str) -> None:
     import os
     import time
 
-    build._child_start()
+    children.child_start()
     with open(pid_file, "w") as f:
         f.write(str(os.getpid()))
     time.sleep(600)
@@ -289,9 +290,9 @@ def test_a_stage_process_ends_with_a_killed_build(tmp_path):
     import time
 
     pid_file = tmp_path / "stage.pid"
-    script = ("from pathlib import Path; from models import build; "
+    script = ("from pathlib import Path; from models.build import children; "
               "from tests.models.test_build import _stage_that_hangs; "
-              f"build._spawn(_stage_that_hangs, ({str(pid_file)!r},), 'test', "
+              f"children.spawn(_stage_that_hangs, ({str(pid_file)!r},), 'test', "
               f"Path({str(tmp_path / 'never')!r}))")
     parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     try:
@@ -317,9 +318,9 @@ def test_the_neural_stage_keeps_what_it_compiled_under_the_build(tmp_path):
     """Without JAX_COMPILATION_CACHE_DIR, a stage's programs go to the directory the
     build gives it (a tiny one too), where the next process of the stage finds them;
     the cached program gives the same result."""
-    cache = tmp_path / build.JAX_CACHE
-    script = ("import jax, jax.numpy as jnp; from models import build; "
-              f"build._use_compilation_cache({str(cache)!r}); "
+    cache = tmp_path / children.JAX_CACHE
+    script = ("import jax, jax.numpy as jnp; from models.build import children; "
+              f"children.use_compilation_cache({str(cache)!r}); "
               "print(float(jax.jit(lambda x: jnp.tanh(x).sum())(jnp.ones(3))))")
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
     results, entries = [], []
@@ -341,18 +342,18 @@ def _write_tunables(path: str) -> None:
 def test_the_neural_stage_process_starts_with_huge_pages_and_the_parent_keeps_its_own(
         tmp_path, monkeypatch):
     out = tmp_path / "tunables"
-    for mine, child in [(None, build.HUGE_PAGES),
+    for mine, child in [(None, children.HUGE_PAGES),
                         ("glibc.malloc.arena_max=2",
-                         f"glibc.malloc.arena_max=2:{build.HUGE_PAGES}"),
+                         f"glibc.malloc.arena_max=2:{children.HUGE_PAGES}"),
                         ("glibc.malloc.hugetlb=0", "glibc.malloc.hugetlb=0")]:
         if mine is None:
             monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
         else:
             monkeypatch.setenv("GLIBC_TUNABLES", mine)
-        build._spawn(_write_tunables, (str(out),), "test", out, tunables=build.HUGE_PAGES)
+        children.spawn(_write_tunables, (str(out),), "test", out, tunables=children.HUGE_PAGES)
         assert out.read_text() == child
         assert os.environ.get("GLIBC_TUNABLES") == mine
-    build._spawn(_write_tunables, (str(out),), "test", out)
+    children.spawn(_write_tunables, (str(out),), "test", out)
     assert out.read_text() == "glibc.malloc.hugetlb=0"
 
 
@@ -360,7 +361,7 @@ def test_a_contextual_analyser_shares_the_time_budget(tmp_path):
     """With an encoder the neural stage's analysers leave a share for the contextual
     one, which gets what they left; the later stages' share is judged by the front-end
     and jackknife alone (1.5 times it: calibration runs twice), not by the analysers."""
-    run = build._Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True,
+    run = run_state.Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True,
                      build.BuildOptions(time_budget=60.0, encoder="e5-small"),
                      {"done": {"split": {"seconds": 0.0}, "frontend": {"seconds": 100.0},
                                "jackknife": {"seconds": 300.0}}})

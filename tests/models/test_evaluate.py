@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from models.conllu import read_conllu_string
-from models.errors import AlignmentError, ConlluError, TreeError
-from models.evaluate import (
+from models.build.evaluate import (
     METRICS,
     evaluate_files,
     evaluate_sentences,
@@ -24,6 +22,8 @@ from models.evaluate import (
     score_files,
     score_texts,
 )
+from models.conllu import read_conllu_string
+from models.errors import AlignmentError, ConlluError, TreeError
 
 REPO = Path(__file__).parents[2]
 
@@ -285,7 +285,7 @@ def test_evaluate_files(tmp_path):
 
 def run_cli(*args):
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", *map(str, args)],
+        [sys.executable, "-m", "deptree.cli", *map(str, args)],
         check=False, cwd=REPO, capture_output=True, text=True, timeout=60,
     )
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from models.components import load_components
 from models.errors import ModelError
-from models.registry import check, directories, resolve
+from models.serve.components import load_components
+from models.serve.registry import check, directories, resolve
 from tests.conftest import ROOT
 from tests.models.model_copies import linked_copy, truncated_graph, zeros_npz
 
@@ -25,7 +25,7 @@ def source(model_dirs) -> Path:
 
 
 def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT, input=stdin,
+    return subprocess.run([sys.executable, "-m", "deptree.cli", *args], cwd=ROOT, input=stdin,
                           capture_output=True, text=True, timeout=300)
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from models.components import load_components
 from models.npz import save_npz
-from models.registry import resolve
+from models.serve.components import load_components
+from models.serve.registry import resolve
 from tests.models.model_copies import linked_copy
 
 

@@ -22,7 +22,7 @@ N = 200
 def digests() -> dict[str, str]:
     """{"<decoder>/<gold|own>": sha256/16 of every sentence's heads, relations and tags}."""
     from models.conllu import read_conllu
-    from models.pipeline import Pipeline
+    from models.serve.pipeline import Pipeline
 
     pipe = Pipeline.load("en_ewt")
     sents = list(islice(read_conllu(str(EWT_DEV)), N))

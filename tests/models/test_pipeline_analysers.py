@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from models.decoders import BudgetError
-from models.pipeline import Pipeline
+from models.serve.pipeline import Pipeline
 
 SENTENCES = [["The", "forces", "killed", "him", "near", "the", "border", "."],
              ["They", "left", "early", "on", "Monday", "."]]

@@ -8,8 +8,8 @@ import pytest
 
 from models.decoder_registry import GRAPH_DECODERS as DECODERS
 from models.graph.decoders import BudgetError
-from models.parse_policy import SELECTIONAL_POWER
-from models.pipeline import NEURAL, SELECTIONAL, Pipeline
+from models.serve.parse_policy import SELECTIONAL_POWER
+from models.serve.pipeline import NEURAL, SELECTIONAL, Pipeline
 
 FORMS = "I saw the new Fiat Punto at the dealer 's yesterday .".split()
 

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from models.conllu import read_conllu
-from models.pipeline import Pipeline
-from models.pipeline_config import TagFlips
+from models.serve.pipeline import Pipeline
+from models.serve.pipeline_config import TagFlips
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def pipe(model_dirs):
-    from models.registry import resolve
+    from models.serve.registry import resolve
 
     return Pipeline.load(resolve("en_ewt", search_dirs=[Path(d) for d in model_dirs]))
 

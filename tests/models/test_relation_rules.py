@@ -72,7 +72,7 @@ def test_the_shipped_model_keeps_one_subject_and_one_object_a_head(tagger):
     if not EWT_DEV.exists():
         pytest.skip(f"no EWT dev data at {EWT_DEV}")
     from models.conllu import read_conllu
-    from models.pipeline import Pipeline
+    from models.serve.pipeline import Pipeline
 
     pipe = Pipeline.load("en_ewt")
     sents = list(islice(read_conllu(str(EWT_DEV)), 300))

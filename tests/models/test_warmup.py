@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-import models.warmup as warmup
+import models.serve.warmup as warmup
 
 
 @pytest.fixture

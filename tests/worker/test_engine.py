@@ -239,7 +239,7 @@ def test_a_long_job_analyses_each_sentence_once_and_window_by_window(engine, ewt
     analysed ahead in windows, each sentence once (analysing all first computed the
     early ones twice, and could not be stopped before the first tree)."""
     from models.neural.network import RECENT
-    from models.parse_policy import AHEAD_SENTENCES
+    from models.serve.parse_policy import AHEAD_SENTENCES
 
     assert AHEAD_SENTENCES <= RECENT // 2
     analyser = engine.pipes["en_ewt"].c.analyser
@@ -255,7 +255,7 @@ def test_a_long_job_analyses_each_sentence_once_and_window_by_window(engine, ewt
 
 
 def test_a_job_past_its_time_stops_within_one_window(engine, ewt_dev_tokens, monkeypatch):
-    from models.parse_policy import AHEAD_SENTENCES
+    from models.serve.parse_policy import AHEAD_SENTENCES
 
     analyser = engine.pipes["en_ewt"].c.analyser
     if analyser is None:
@@ -276,7 +276,7 @@ def test_a_late_job_parses_after_one_chunk_to_learn_whether_it_can_end(engine, e
     could tell it that it was lost: 8 sentences of 250 words at `deadline_ms` 1 kept the
     workers busy 0.9 s, about all of the issue's one second (issue 61, defect 1). It now
     analyses one chunk, parses, and analyses the rest of the window only then."""
-    from models.parse_policy import AHEAD_CHUNK_TOKENS
+    from models.serve.parse_policy import AHEAD_CHUNK_TOKENS
 
     pipe = engine.pipes["en_ewt"]
     if pipe.c.analyser is None:

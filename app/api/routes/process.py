@@ -50,7 +50,7 @@ ACKNOWLEDGEMENTS = [("deptree: graph-based dependency parser with per-request de
                      " budget (UDPipe-compatible REST endpoint)")]
 FIELDS = tuple(ProcessRequest.model_fields)
 INPUTS = ("conllu", "horizontal", "vertical")
-# models.tagging's names, not imported: the gateway loads no parser code
+# models.serve.tagging's names, not imported: the gateway loads no parser code
 ACCURATE = "accurate"
 FAST = "fast"
 TAGGERS = (FAST, ACCURATE, "contextual")      # the tagger values /process reads

@@ -6,7 +6,7 @@ import sys
 
 
 def _deptree(*args):
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "deptree.cli", *args], capture_output=True,
                           text=True, timeout=600)
 
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not (DATA / "train.conllu").exists(),
 
 
 def _deptree(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "deptree.cli", *args], input=stdin,
                           capture_output=True, text=True, timeout=600)
 
 
@@ -101,7 +101,7 @@ def test_mst_score_is_finite_on_the_shipped_model():
     import math
 
     from models.graph.encode import encode
-    from models.pipeline import Pipeline
+    from models.serve.pipeline import Pipeline
 
     graph = Pipeline.load("en_ewt").graph
     sents = list(itertools.islice(read_conllu(DATA / "dev.conllu"), 120))

@@ -20,7 +20,7 @@ TAGGER = ROOT / "models" / "pretrained" / "en_ewt" / "frontend" / "tagger"
 
 
 def _deptree(*args):
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "deptree.cli", *args], capture_output=True,
                           text=True, timeout=600)
 
 

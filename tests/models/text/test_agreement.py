@@ -55,7 +55,7 @@ def test_a_subject_without_person_is_third_person_and_keeps_the_number_it_lacks(
 
 
 def test_the_pipeline_applies_it_after_parsing():
-    from models.pipeline import Pipeline
+    from models.serve.pipeline import Pipeline
 
     tree = Pipeline.load("en_ewt").parse_words(["I", "left", "early", "."], "mst")
     left = tree.tokens[1]

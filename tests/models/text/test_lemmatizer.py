@@ -87,7 +87,7 @@ def test_a_dictionary_picks_the_suffix_rule_that_gives_a_lemma():
 
 
 def test_shipped_lemmatizer_uses_the_taggers_word_classes():
-    from models.pipeline import Pipeline
+    from models.serve.pipeline import Pipeline
 
     pipe = Pipeline.load("en_ewt")
     assert pipe.lemmatizer.dictionary is pipe.tagger.word_classes is not None

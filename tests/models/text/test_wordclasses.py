@@ -127,7 +127,7 @@ def test_cli_train_frontend_without_word_classes(tmp_path):
 
     tiny = os.path.join(os.path.dirname(__file__), "data", "tiny.conllu")
     out = tmp_path / "fe"
-    r = subprocess.run([sys.executable, "-m", "app.cli", "train-frontend", "--data", tiny,
+    r = subprocess.run([sys.executable, "-m", "deptree.cli", "train-frontend", "--data", tiny,
                         "--dev", tiny, "--out", str(out), "--epochs", "2",
                         "--no-word-classes"], capture_output=True, text=True, timeout=600,
                        check=False)
@@ -141,7 +141,7 @@ def test_cli_train_frontend_without_word_classes(tmp_path):
 def test_cli_train_frontend_names_the_missing_package(tmp_path, monkeypatch, capsys):
     """Without spacy-lookups-data the command stops with exit code 2 and says what to
     install, before training anything."""
-    from app import cli
+    from deptree import cli
 
     def missing(cls, lang="en"):
         raise ModuleNotFoundError("word classes need the spacy-lookups-data package at "

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import compile_log
-from .kernel_cache import source_digest
+from .. import compile_log
+from ..kernel_cache import source_digest
 
 if TYPE_CHECKING:
     from .pipeline import Pipeline
@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 FRONTEND = "frontend"   # tokenizer and fast tagger (the accurate tagger is numpy)
 LOAD = "load"           # importing and loading pipelines
 WORDS = ("The", "quick", "brown", "fox", "jumped", "over", "the", "lazy", "dog", ".")
-ROOT = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]   # models/: the kernel sources
 WARM_TAGGERS = ("fast", "accurate")   # the taggers whose parses a decoder's unit warms
 
 

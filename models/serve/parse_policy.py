@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from models.components import Components
 from models.decoder_registry import DECODERS
 from models.decoders import Budget, BudgetError, DecoderSpec, Field, find, remaining_budget
+from models.serve.components import Components
 from models.relation_rules import best_relations, breaks_limits, rule_masks
 
 SELECTIONAL = "selectional"  # the transition model's decoder (Choi & McCallum 2013)

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from models.components import Components
 from models.errors import ModelError
 from models.graph.decoders import BudgetError
+from models.serve.components import Components
 
 FAST, ACCURATE, AUTO = "fast", "accurate", "auto"   # auto: the most accurate one there is
 CONTEXTUAL = "contextual"

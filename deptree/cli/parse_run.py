@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from typing import IO
 
-from .conllu import Sentence, format_sentence, read_conllu
-from .pipeline import ParsedTree, Pipeline
-from .text.tokenizer import PARAGRAPH_BREAK
-from .tree_conllu import tree_sentence, with_misc
+from models.conllu import Sentence, format_sentence, read_conllu
+from models.serve.pipeline import ParsedTree, Pipeline
+from models.text.tokenizer import PARAGRAPH_BREAK
+from models.tree_conllu import tree_sentence, with_misc
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ As spaCy's `spacy package` does, the wheel holds one Python package,
 `deptree_model_<name>`, with the model's files under it and a function `path()` that
 gives their directory, and it registers the model in the entry point group
 `deptree.models` under its name (`pipeline.json`'s `name`). Installed with pip, the
-model is found by name like a shipped one (`models.registry.installed_models`):
+model is found by name like a shipped one (`models.serve.registry.installed_models`):
 `deptree serve --models NAME`, `deptree parse --model NAME`, `deptree.load(NAME)`.
 The directory is checked first (`registry.check`: every part and npz file whole, every
 shared file inside it), so a damaged model is refused here, not on the other machine.
@@ -18,8 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import ModelError
-from .registry import ENTRY_POINTS, check
+from ..errors import ModelError
+from ..serve.registry import ENTRY_POINTS, check
 
 WHEEL = """Wheel-Version: 1.0
 Generator: deptree package

@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from models.components import Components, load_components
 from models.conllu import Sentence
 from models.decoders import Budget, BudgetError, deadline_of, find
 from models.errors import ModelError
-from models.parse_policy import (
+from models.serve.components import Components, load_components
+from models.serve.parse_policy import (
     NEURAL,
     SELECTIONAL,
     ahead_costs,
@@ -31,9 +31,9 @@ from models.parse_policy import (
     specs,
     take_analysers,
 )
-from models.parsed import MultiwordToken, ParsedToken, ParsedTree, assemble, mark_tokens
-from models.registry import resolve
-from models.tagging import ACCURATE, AUTO, CONTEXTUAL, FAST, Tagging
+from models.serve.parsed import MultiwordToken, ParsedToken, ParsedTree, assemble, mark_tokens
+from models.serve.registry import resolve
+from models.serve.tagging import ACCURATE, AUTO, CONTEXTUAL, FAST, Tagging
 
 __all__ = ["ACCURATE", "AUTO", "CONTEXTUAL", "FAST", "NEURAL", "SELECTIONAL", "MultiwordToken",
            "ParsedToken", "ParsedTree", "Pipeline"]

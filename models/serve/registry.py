@@ -21,19 +21,19 @@ import logging
 import os
 from pathlib import Path
 
-from .errors import ModelError
-from .npz import check_npz
+from ..errors import ModelError
+from ..npz import check_npz
 from .pipeline_config import PARTS, PipelineConfig
 
 logger = logging.getLogger(__name__)
 
-PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
 ALL = "*"
 ENTRY_POINTS = "deptree.models"   # installed model packages (`deptree package`) register here
 
 
 def installed_models() -> dict[str, Path]:
-    """Models installed as packages (`models/package.py`): name -> directory, from the
+    """Models installed as packages (`models/build/package.py`): name -> directory, from the
     entry points of ENTRY_POINTS; one that cannot be loaded is left out, logged."""
     from importlib.metadata import entry_points
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from models.errors import ModelError
 from models.graph.model import GraphModel
-from models.pipeline_config import PARTS, PipelineConfig
-from models.registry import check
+from models.serve.pipeline_config import PARTS, PipelineConfig
+from models.serve.registry import check
 
 logger = logging.getLogger(__name__)
 

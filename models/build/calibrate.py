@@ -22,18 +22,18 @@ from pathlib import Path
 
 import numpy as np
 
-from models.components import load_components
 from models.conllu import read_conllu
 from models.neural.tagger import AnalyserTagger
-from models.parse_policy import (
+from models.progress import progress_bar
+from models.serve.components import load_components
+from models.serve.parse_policy import (
     analyser_feats,
     check_budget,
     mix_feats,
     parse_tagged,
     relations,
 )
-from models.progress import progress_bar
-from models.tagging import ACCURATE, Tagging
+from models.serve.tagging import ACCURATE, Tagging
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Same metrics and figures as `conll18_ud_eval.py` (Zeman et al. 2018, section 2.3):
 Tokens, Sentences and Words compare spans of the spaceless text, so a prediction
 from raw text (other tokens, sentence splits, multiword tokens) is scored too
-(`models.word_alignment`). Tag, lemma and tree metrics count over aligned words:
+(`models.build.word_alignment`). Tag, lemma and tree metrics count over aligned words:
 UFeats keeps only the universal features, LAS compares the universal part of DEPREL
 ("obl" for "obl:tmod"), CLAS, MLAS and BLEX count only words with a content
 relation; MLAS also wants UPOS, UFeats and the functional children (aux, cop, mark,
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from models.build.word_alignment import align_words, check_same_text, lay_out
 from models.conllu import Sentence, read_conllu, read_conllu_string, validate_tree
-from models.word_alignment import align_words, check_same_text, lay_out
 
 logger = logging.getLogger(__name__)
 

@@ -1,12 +1,8 @@
-"""The `deptree` console script: a thin argparse front over plain functions.
-
-Each subcommand parses its flags and calls one function in `models/` or `app/`;
-no algorithm lives here (spaCy's `train_cli` -> `train()` split).
-"""
+"""`deptree train`, `train-graph` and `train-frontend`: flags in, one call of the
+building layer (`models/build/`, `models/graph/train.py`, `models/text/train.py`) out."""
 from __future__ import annotations
 
 import argparse
-import logging
 import re
 import sys
 from pathlib import Path
@@ -15,43 +11,12 @@ from typing import TYPE_CHECKING
 from models.errors import DeptreeError
 from models.neural.precision import BF16_MIN_WORDS
 from models.neural.precision import CHOICES as PRECISIONS
-from worker.logsafe import configure_logging
 
 if TYPE_CHECKING:
     from models.build import BuildOptions
 
-logger = logging.getLogger(__name__)
 
-
-def _add_evaluate(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "evaluate", help="score PRED against GOLD (CoNLL-U) as the CoNLL 2018 scorer does",
-        description="Tokens, Sentences, Words, UPOS, XPOS, UFeats, AllTags, Lemmas, UAS, "
-                    "LAS, CLAS, MLAS and BLEX of PRED against GOLD, aligned on characters "
-                    "(PRED may come from raw text), as conll18_ud_eval.py -v prints them.")
-    p.add_argument("gold")
-    p.add_argument("pred")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true",
-                     help="print {metric: {precision, recall, f1, aligned_accuracy, correct, "
-                          "gold, system, aligned}}, fractions in [0, 1]")
-    out.add_argument("--counts", action="store_true",
-                     help="print the counts (correct, gold, predicted, aligned) instead")
-    p.set_defaults(func=_run_evaluate)
-
-
-def _run_evaluate(args: argparse.Namespace) -> int:
-    from models.evaluate import evaluate_files, format_json, format_report
-
-    report = evaluate_files(args.gold, args.pred)
-    if args.json:
-        sys.stdout.write(format_json(report))
-    else:
-        sys.stdout.write(format_report(report, counts=args.counts))
-    return 0
-
-
-def _add_build(sub: argparse._SubParsersAction) -> None:
+def add_build(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train a complete model (front-end, neural analyser, "
                                      "graph and transition parsers) from a CoNLL-U treebank")
     p.add_argument("--data", required=True, help="training CoNLL-U")
@@ -207,7 +172,7 @@ def _run_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_train(sub: argparse._SubParsersAction) -> None:
+def add_train_graph(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train-graph", help="train the graph parser alone from CoNLL-U")
     p.add_argument("--data", required=True, help="training CoNLL-U")
     p.add_argument("--dev", help="development CoNLL-U (pruner calibration, per-epoch UAS)")
@@ -269,7 +234,7 @@ def _run_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_train_frontend(sub: argparse._SubParsersAction) -> None:
+def add_train_frontend(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train-frontend",
                        help="train the text front-end (tokenizer, splitter, tagger, lemmatizer)")
     p.add_argument("--data", required=True, help="training CoNLL-U (with # text lines)")
@@ -296,108 +261,3 @@ def _run_train_frontend(args: argparse.Namespace) -> int:
         raise DeptreeError(str(exc)) from exc
     sys.stdout.write(json.dumps(metrics.get("dev_metrics", {}), indent=1) + "\n")
     return 0
-
-
-def add_budget_flags(p: argparse.ArgumentParser) -> None:
-    """One flag per budget field of the decoders (`models/decoder_registry.py`;
-    `--deadline-ms` for `deadline_ms`), typed, bounded and documented by their specs; a
-    field several decoders share is one flag. Imports the decoders: only `deptree
-    parse` pays it."""
-    from models.decoder_registry import DECODERS
-    from models.parse_policy import ANALYSERS, neural_field
-
-    fields: dict[str, list] = {}     # field name -> [(decoder, Field)]
-    for spec in DECODERS.values():
-        extra = (neural_field(spec.component),)
-        for f in (*spec.fields, *extra):
-            fields.setdefault(f.name, []).append((spec.name, f))
-    for name, owned in fields.items():
-        docs: dict[str, list[str]] = {}
-        for dec, f in owned:
-            unset = "unset" if f.default is None else f.default
-            docs.setdefault(f"{f.doc} (default {unset})", []).append(dec)
-        f = owned[0][1]
-        opts: dict = {"dest": name, "default": None,
-                      "help": "; ".join(f"{', '.join(d)}: {doc}" for doc, d in docs.items())}
-        if f.kind == "bool":
-            opts["action"] = "store_true"
-        elif f.kind == "choice":
-            opts["choices"] = f.choices
-        else:
-            opts["type"] = int if f.kind == "int" else float
-        p.add_argument("--" + name.replace("_", "-"), **opts)
-    p.add_argument("--" + ANALYSERS, dest=ANALYSERS, type=int, default=None, metavar="K",
-                   help="a model that averages several neural analysers: use the first K "
-                        "(faster; default all)")
-    p.set_defaults(budget_fields=[*fields, ANALYSERS])
-
-
-def _add_parse(sub: argparse._SubParsersAction, budget_flags: bool = True) -> None:
-    p = sub.add_parser("parse", help="parse stdin (CoNLL-U, text or tokens) to CoNLL-U on stdout")
-    p.add_argument("--model", default="en_ewt", help="model name or directory")
-    p.add_argument("--decoder", default="greedy")
-    p.add_argument("--input", choices=("conllu", "text", "tokens"), default="conllu")
-    p.add_argument("--gold-tags", action="store_true",
-                   help="CoNLL-U input: keep the input's tags instead of the model's tagger")
-    p.add_argument("--tagger", choices=("auto", "fast", "accurate", "contextual"),
-                   default="auto",
-                   help="tagger of text, tokens and re-tagged CoNLL-U: fast (linear), "
-                        "accurate (+ the neural analyser, slower; where the model has it), "
-                        "contextual (+ the analyser that reads a pretrained encoder; where "
-                        "the model has it) or auto (the most accurate the model has)")
-    if budget_flags:
-        add_budget_flags(p)
-    p.add_argument("--file", help="read this file instead of stdin")
-    p.set_defaults(func=_run_parse)
-
-
-def _run_parse(args: argparse.Namespace) -> int:
-    from models.parse_cli import parse_stream
-
-    budget = {k: getattr(args, k) for k in args.budget_fields if getattr(args, k) is not None}
-    source = open(args.file, encoding="utf-8") if args.file else sys.stdin
-    try:
-        parse_stream(source, sys.stdout, model=args.model, decoder=args.decoder, budget=budget,
-                     input_format=args.input, gold_tags=args.gold_tags, tagger=args.tagger)
-    finally:
-        if args.file:
-            source.close()
-    return 0
-
-
-def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The CLI; the budget flags of `parse` (they import the decoders) only when `argv`
-    (default: sys.argv) runs `parse`, so that `deptree serve` imports no kernel."""
-    parser = argparse.ArgumentParser(prog="deptree", description=__doc__.splitlines()[0])
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = parser.add_subparsers(dest="command", required=True)
-    _add_evaluate(sub)
-    _add_build(sub)
-    _add_train(sub)
-    _add_train_frontend(sub)
-    _add_parse(sub, "parse" in (sys.argv[1:] if argv is None else argv))
-    from models.package import add_package
-
-    add_package(sub)
-    from app.serve_cli import add_serve, add_worker
-
-    add_serve(sub)
-    add_worker(sub)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
-    configure_logging(logging.DEBUG if args.verbose else logging.INFO)
-    try:
-        return int(args.func(args) or 0)
-    except DeptreeError as exc:
-        sys.stderr.write(f"deptree: error: {exc}\n")
-        return 2
-    except BrokenPipeError:
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
