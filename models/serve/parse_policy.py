@@ -29,8 +29,8 @@ import numpy as np
 
 from models.decoder_registry import DECODERS
 from models.decoders import Budget, BudgetError, DecoderSpec, Field, find, remaining_budget
-from models.serve.components import Components
 from models.relation_rules import best_relations, breaks_limits, rule_masks
+from models.serve.components import Components
 
 SELECTIONAL = "selectional"  # the transition model's decoder (Choi & McCallum 2013)
 NEURAL = "neural"            # budget field of the graph decoders: weight of the arc scores
