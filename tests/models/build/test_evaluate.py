@@ -25,7 +25,7 @@ from models.build.evaluate import (
 from models.conllu import read_conllu_string
 from models.errors import AlignmentError, ConlluError, TreeError
 
-REPO = Path(__file__).parents[2]
+REPO = Path(__file__).parents[3]
 
 
 def block(*rows, comment="# sent_id = s"):

@@ -154,7 +154,7 @@ def test_tagger_accurate_retags_with_the_accurate_tagger(server, ewt_dev_tokens)
 
 # ---- curl and `parser` options (issue 61, first contact 4) ------------------------------
 CURL = shutil.which("curl")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 README = ROOT / "README.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]     # the README and docs/*.md
 

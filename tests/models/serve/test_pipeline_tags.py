@@ -13,7 +13,7 @@ from models.conllu import read_conllu
 from models.serve.pipeline import Pipeline
 from models.serve.pipeline_config import TagFlips
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 
 from models.conllu import read_conllu_string
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 # (id, text): zero-width space, BOM, word joiner, bidi override and isolate, soft hyphen
 INVISIBLE = [("ZWSP", "\u200b"), ("BOM", "\ufeff"), ("WJ", "\u2060"),
              ("ZWSP BOM WJ", "\u200b\ufeff\u2060"), ("RLO PDF", "\u202e\u202c"),

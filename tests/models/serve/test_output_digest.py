@@ -2,7 +2,7 @@
 200 en_ewt dev sentences, gold tags and the model's own tags, against a recorded digest
 (issue 21: a refactor must not change the outputs). A change that means to change them
 (a retrained model, a new default) records the new digests with
-`python tests/models/test_output_digest.py` and says so in its commit."""
+`python tests/models/serve/test_output_digest.py` and says so in its commit."""
 from __future__ import annotations
 
 import hashlib
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EWT_DEV = ROOT.parent / "shared" / "data" / "en_ewt" / "dev.conllu"
 RECORDED = Path(__file__).with_name("output_digests.json")
 N = 200

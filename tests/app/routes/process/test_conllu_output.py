@@ -15,7 +15,7 @@ import pytest
 from models.conllu import read_conllu_string
 from models.serve.registry import resolve
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 
 # a sentence across a line break (the en_ewt text that broke `# text`), a tab, a no-break
 # space, a line separator, a decomposed accent, a zero-width space, an emoji, Hebrew,

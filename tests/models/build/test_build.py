@@ -291,7 +291,7 @@ def test_a_stage_process_ends_with_a_killed_build(tmp_path):
 
     pid_file = tmp_path / "stage.pid"
     script = ("from pathlib import Path; from models.build import children; "
-              "from tests.models.test_build import _stage_that_hangs; "
+              "from tests.models.build.test_build import _stage_that_hangs; "
               f"children.spawn(_stage_that_hangs, ({str(pid_file)!r},), 'test', "
               f"Path({str(tmp_path / 'never')!r}))")
     parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
