@@ -205,7 +205,7 @@ def _contextual(run: Run) -> dict:
     """One analyser that also reads the encoder's states (frozen, computed once into
     .build/contextual), in a process of its own as the neural stage's are. It sees as
     many words as each analyser of a pair (`auto_epochs(n, 2)`): it learns faster."""
-    from models.neural.network import share_vectors
+    from models.neural.stored import share_vectors
     from models.neural.train import auto_epochs
 
     o = run.options

@@ -31,9 +31,17 @@ import numpy as np
 
 from models.contextual.features import ContextualFeatures
 from models.neural.batches import Encoded, Word, to_device
+from models.neural.checkpoint import Checkpoint
 from models.neural.jax_net import NO_ARC, import_jax, init_params, label_scores, make_forward
 from models.neural.network import NeuralAnalyser
 from models.neural.precision import resolve
+from models.neural.schedule import (
+    Schedule,
+    affordable_epochs,
+    make_optimizer,
+    make_schedule,
+    with_rate,
+)
 from models.neural.vocab import Lookup, Vocab
 from models.progress import progress_bar
 from models.text.word_vectors import WordVectors
@@ -113,127 +121,6 @@ def _malloc_trim():
         return ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim
     except (OSError, AttributeError, TypeError):
         return None
-
-
-def _leaves(tree) -> list[np.ndarray]:
-    jax, _, _ = import_jax()
-    return [np.asarray(x) for x in jax.tree_util.tree_leaves(tree)]
-
-
-def _unflatten(like, leaves: Sequence[np.ndarray]):
-    jax, jnp, _ = import_jax()
-    return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(like),
-                                        [jnp.asarray(x) for x in leaves])
-
-
-class _Checkpoint:
-    """The training state after each epoch (params, optimizer, best params, history,
-    the plan of epochs) in one npz, written atomically. A checkpoint of another
-    `FORMAT` (another optimizer state) is not resumed: the run starts over."""
-
-    FORMAT = 2      # 2: the learning rate in the optimizer's state (`make_optimizer`)
-
-    def __init__(self, directory: Path | None):
-        self.path = None if directory is None else Path(directory) / "checkpoint-neural.npz"
-
-    def save(self, epoch: int, params, opt_state, best, history: list[dict], key,
-             plan: dict) -> None:
-        if self.path is None:
-            return
-        arrays = {f"p{i}": x for i, x in enumerate(_leaves(params))}
-        arrays.update({f"o{i}": x for i, x in enumerate(_leaves(opt_state))})
-        arrays.update({f"b{i}": x for i, x in enumerate(_leaves(best))})
-        arrays["key"] = np.asarray(key)
-        arrays["meta"] = np.array(json.dumps({"format": self.FORMAT, "epoch": epoch,
-                                              "history": history, "plan": plan}))
-        tmp = self.path.with_suffix(".tmp.npz")
-        np.savez(tmp, **arrays)
-        tmp.replace(self.path)
-
-    def load(self, params, opt_state):
-        """(epoch, params, opt_state, best, history, key, plan) or None."""
-        if self.path is None or not self.path.exists():
-            return None
-        d = np.load(self.path)
-        meta = json.loads(str(d["meta"]))
-        if meta.get("format", 1) != self.FORMAT:
-            logger.warning("%s is from another version of the trainer: the neural analyser "
-                           "starts over", self.path)
-            return None
-
-        def group(prefix, like):
-            n = len(_leaves(like))
-            return _unflatten(like, [d[f"{prefix}{i}"] for i in range(n)])
-
-        logger.info("resuming the neural analyser after epoch %d", meta["epoch"])
-        return (meta["epoch"], group("p", params), group("o", opt_state), group("b", params),
-                meta["history"], d["key"], meta.get("plan", {}))
-
-
-@dataclass
-class Schedule:
-    """The learning rate of each step: a linear warm-up from 0 to `peak` over `warmup`
-    steps, then a linear decay to 0 at step `total` (optax's `join_schedules` of two
-    `linear_schedule`s, as the analyser trained before its plan could change).
-    `replan` moves the end without a jump: the decay starts again from the rate of the
-    step it is called at."""
-
-    peak: float
-    warmup: int
-    total: int
-    start: tuple[int, float] | None = None    # (step, rate) the decay runs from
-
-    def __call__(self, step: int) -> float:
-        if step < self.warmup:
-            return self.peak * step / self.warmup
-        s0, r0 = self.start or (self.warmup, self.peak)
-        return max(0.0, r0 * (self.total - step) / max(1, self.total - s0))
-
-    def replan(self, step: int, total: int) -> None:
-        if step > self.warmup:
-            self.start = (step, self(step))
-        self.total = total
-
-
-def make_schedule(cfg: NeuralConfig, total: int) -> Schedule:
-    return Schedule(cfg.learning_rate, cfg.warmup_steps, total)
-
-
-def make_optimizer(cfg: NeuralConfig):
-    """Adam (beta2 0.9) on gradients clipped to norm 5. Its learning rate is a value
-    of the optimizer's state, set before each step (`with_rate`) from a `Schedule`
-    that the run may replan; a new rate costs no compiling."""
-    _, jnp, optax = import_jax()
-    adam = optax.inject_hyperparams(optax.adam, hyperparam_dtype=jnp.float32)(
-        learning_rate=cfg.learning_rate, b1=0.9, b2=0.9)
-    return optax.chain(optax.clip_by_global_norm(5.0), adam)
-
-
-def with_rate(state, rate: float):
-    """The optimizer state of `make_optimizer` with its learning rate set to rate."""
-    _, jnp, _ = import_jax()
-    state[1].hyperparams["learning_rate"] = jnp.asarray(rate, jnp.float32)
-    return state
-
-
-def affordable_epochs(history: Sequence[dict], planned: int, seconds: float | None) -> int:
-    """The epochs a run can have in all and spend at most `seconds` on training, its
-    compiling and its dev evaluations, judged by the epochs in history: the mean of the
-    last ten, plus the dev evaluations' share. Never fewer than one more than done,
-    never more than planned. Asked after every epoch, the answer may go up as well as
-    down: a plan that could only shrink kept its cuts on slow epochs and used 92-98% of
-    the budget in replays of recorded runs, against 99.7-99.9% (bench/journal/12-any-treebank.md, "A
-    time budget for the build")."""
-    done = len(history)
-    if seconds is None or not done or done >= planned:
-        return planned
-    spent = sum(r["seconds"] + r.get("compile_seconds", 0) + r.get("dev_seconds", 0)
-                for r in history)
-    recent = history[-10:]
-    per_epoch = (sum(r["seconds"] for r in recent) / len(recent)
-                 + sum(r.get("dev_seconds", 0) for r in history) / done)
-    more = int((seconds - spent) // max(per_epoch, 1e-3))
-    return max(done + 1, min(planned, done + more))
 
 
 def make_step(cfg: NeuralConfig, table: np.ndarray | None, n_affix: int, opt,
@@ -343,7 +230,7 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
 
     best, history, start = params, [], 0
     compiled: set[tuple[int, ...]] = set()
-    resumed = _Checkpoint(checkpoint_dir).load(params, state)
+    resumed = Checkpoint(checkpoint_dir).load(params, state)
     if resumed is not None:
         start, params, state, best, history, key, plan = resumed
         key = jnp.asarray(key)
@@ -352,7 +239,7 @@ def train_analyser(train: Sequence[Sequence[Word]], dev: Sequence[Sequence[Word]
             epochs = plan["epochs"]
             schedule = Schedule(schedule.peak, schedule.warmup, plan["total"],
                                 tuple(plan["start"]) if plan.get("start") else None)
-    ckpt = _Checkpoint(checkpoint_dir)
+    ckpt = Checkpoint(checkpoint_dir)
     say(f"neural analyser: {len(train)} sentences, {len(vocab.words)} words, "
         f"{len(vocab.chars)} characters, {len(vocab.classes)} tag classes, "
         f"{len(vocab.labels)} relations; {epochs} epochs of {n_batches} batches; "

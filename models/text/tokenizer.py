@@ -41,7 +41,6 @@ import json
 import logging
 import os
 import re
-import unicodedata
 from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
@@ -57,78 +56,25 @@ from models.text.lexicon import (
 from models.text.multiword_choice import MultiwordChooser
 from models.text.segmenter import WordSegmenter
 from models.text.splitter import SentenceSplitter
+from models.text.token_patterns import (
+    DOT_EXT,
+    NAME_WINDOW,
+    PATH,
+    REST,
+    URL,
+    URL_TRAIL,
+    WORD_END,
+    WORD_START,
+    is_mark,
+    mask_marks,
+    name_at,
+)
 
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-_EXT = (
-    r"com|org|net|edu|gov|mil|info|biz|uk|us|de|fr|ca|au|io|ru|jp|"
-    r"doc|docx|xls|xlsx|pdf|txt|htm|html|ppt|jpg|jpeg|gif|png|zip|exe"
-)
-# One ordered alternation, tried in three parts (the first part that matches wins, as
-# in a single alternation): URLs; e-mail addresses and domain names, which are matched
-# inside a window of NAME_WINDOW characters (RFC 5321 caps an address at 254, DNS a
-# name at 253), since each can scan a long run of word characters and dots only to
-# fail, and at every start position in the run that made scanning quadratic (16 kB of
-# "a.ba.b..." took 5 s of CPU, bench/RESULTS.md, "Hostile inputs"); then the rest, whose
-# patterns consume what they scan.
-_URL = re.compile(r"(?P<url>(?:https?://|ftp://|www\.)[^\s]+)", re.IGNORECASE)
-_EMAIL = re.compile(r"(?P<email>[\w.+-]*@[\w-]+(?:\.[\w-]+)*)", re.IGNORECASE)
-_DOMAIN = re.compile(rf"(?P<domain>\w[\w-]*(?:\.[\w-]+)*\.(?:{_EXT})\b)", re.IGNORECASE)
-_DOT_EXT = re.compile(rf"\.(?:{_EXT})\b", re.IGNORECASE)      # what a domain must contain
-_PATH = re.compile(r"/[^\s]*")                  # a domain's path, as long as it goes
-NAME_WINDOW = 256
-_REST = re.compile(
-    "|".join([
-        r"(?P<phone>(?:\d{1,3}-)?\d{3}-\d{3}-\d{4}|\d{3}-\d{4})",
-        r"(?P<number>\d+(?:[.,:/]\d+)+)",
-        r"(?P<abbr>(?:[^\W\d_]\.){2,})",
-        # newsgroups, hosts, packages (EWT train keeps all 23 whole); later parts start
-        # with an ASCII lower-case letter, so "home.Then.It" (no spaces after full
-        # stops) is not one; the first part has no hyphen, so a failed try stops at
-        # once ("a-a-a..." stays linear); at most 9 parts: a token of at most 535
-        r"(?P<dotted>[^\W\d_]\w{1,30}(?:\.(?-i:[a-z])\w{1,30}(?:-\w{1,30})?){2,8})",
-        r"(?P<hashtag>#\w+)",
-        r"(?P<emoticon>[:;=][-o^']?[)(\]\[dDpP/\\|*]|\^_\^|-_-|<3)",
-        r"(?P<word>\w+(?:['’`]\w+)*)",
-        r"(?P<run>\.{2,}|…|[!?]{2,}|(?P<rc>[^\w\s])(?P=rc)+)",
-        r"(?P<other>[^\w\s])",
-    ]),
-    re.IGNORECASE,
-)
-_URL_TRAIL = ".,;:!?)]}'\"”’>"                # cut from the end of a URL or domain path
 _MAX_MERGE = 7
-_WORD_START = re.compile(r"\w")        # matched at a position: a word character there
-_WORD_END = re.compile(r"\w$")
 PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")   # a blank line: a paragraph's end, a sentence's too
-
-
-def _is_mark(c: str) -> bool:
-    return unicodedata.category(c)[0] == "M"
-
-
-def _mask_marks(chunk: str) -> str:
-    """`chunk` with each combining mark that follows a word character written as "a",
-    so that the scanner's \\w sees one word (same length: offsets carry over)."""
-    out, word = [], False
-    for c in chunk:
-        if _is_mark(c):
-            out.append("a" if word else c)
-        else:
-            out.append(c)
-            word = c.isalnum() or c == "_"
-    return "".join(out)
-
-
-def _name(chunk: str, pos: int, near_ext: bool) -> re.Match | None:
-    """An e-mail address or domain name starting at `pos`, within NAME_WINDOW. Each is
-    tried only if what it needs is in the window: an "@" (a memchr), a ".com"-like
-    ending (`near_ext`, from one pass over the chunk): no regex rescans the run."""
-    end = pos + NAME_WINDOW
-    m = _EMAIL.match(chunk, pos, end) if chunk.find("@", pos, end) >= 0 else None
-    if m is None and near_ext:
-        m = _DOMAIN.match(chunk, pos, end)
-    return m
 
 
 class Token(NamedTuple):
@@ -237,8 +183,8 @@ class Tokenizer:
         form, a = piece.form, 0
         if form.lower() not in self._merge_keys:
             for i in range(1, len(form) - 1):
-                if form[i] in self.lexicon.cut_after and _WORD_START.match(form, i - 1) \
-                        and _WORD_START.match(form, i + 1):
+                if form[i] in self.lexicon.cut_after and WORD_START.match(form, i - 1) \
+                        and WORD_START.match(form, i + 1):
                     yield Token(form[a:i + 1], piece.start + a, piece.start + i + 1)
                     a = i + 1
         yield Token(form[a:], piece.start + a, piece.end)
@@ -267,26 +213,26 @@ class Tokenizer:
     def _scan(self, chunk: str, offset: int) -> Iterator[Token]:
         """The pieces of one whitespace-free chunk, lazily (so a caller can stop)."""
         pos = k = 0
-        masked = chunk if chunk.isascii() else _mask_marks(chunk)
-        exts = [m.start() for m in _DOT_EXT.finditer(masked)] if "." in chunk else []
+        masked = chunk if chunk.isascii() else mask_marks(chunk)
+        exts = [m.start() for m in DOT_EXT.finditer(masked)] if "." in chunk else []
         while pos < len(chunk):
             while k < len(exts) and exts[k] <= pos:
                 k += 1
             near_ext = k < len(exts) and exts[k] < pos + NAME_WINDOW
-            m = (_URL.match(masked, pos) or _name(masked, pos, near_ext)
-                 or _REST.match(masked, pos))
+            m = (URL.match(masked, pos) or name_at(masked, pos, near_ext)
+                 or REST.match(masked, pos))
             if m is None:  # cannot happen: "other" matches any non-space
                 yield Token(chunk[pos], offset + pos, offset + pos + 1)
                 pos += 1
                 continue
             end = m.end()
-            if m.lastgroup == "domain" and (path := _PATH.match(masked, end)):
+            if m.lastgroup == "domain" and (path := PATH.match(masked, end)):
                 end = path.end()
             if m.lastgroup in ("url", "domain"):
-                kept = len(chunk[pos:end].rstrip(_URL_TRAIL))
+                kept = len(chunk[pos:end].rstrip(URL_TRAIL))
                 if kept > 0:
                     end = pos + kept
-            while end < len(chunk) and _is_mark(chunk[end]):
+            while end < len(chunk) and is_mark(chunk[end]):
                 end += 1               # a combining mark is never a token of its own
             a = 0
             if self.segmenter is not None and m.lastgroup == "word":
@@ -322,7 +268,7 @@ class Tokenizer:
             if best == 0 and lex.inner:
                 best = self._inner_run(ahead)
             if best == 0 and lex.trailing and len(ahead) > 1 and len(ahead[1].form) == 1 \
-                    and _WORD_END.search(first.form) \
+                    and WORD_END.search(first.form) \
                     and ahead[1].end < len(text) and (text[ahead[1].end].isspace()
                                                       or text[ahead[1].end] in TRAILING_BEFORE) \
                     and trailing_key(first.form, ahead[1].form) in lex.trailing:
@@ -339,7 +285,7 @@ class Tokenizer:
         on both sides of each (the pieces are of one whitespace chunk: adjacent)."""
         j = 0
         while (j + 2 < len(ahead) and ahead[j + 1].form in self.lexicon.inner
-               and _WORD_END.search(ahead[j].form) and _WORD_START.match(ahead[j + 2].form)):
+               and WORD_END.search(ahead[j].form) and WORD_START.match(ahead[j + 2].form)):
             j += 2
         return j
 

@@ -146,7 +146,7 @@ def test_text_certainly_over_the_limits_is_refused_before_tokenizing(engine, mon
     ("a.b,c;d:e!f?g(h)i", "sentence", 250, 252),
     ("a.b,c;d:e!f?g(h)i", "document", 250 * 256, 250 * 256 + 2),
     ("a.b", "sentence", 250, 252),
-    # "a.b" repeated is dotted names of 9 parts ("ba.ba...ba", `tokenizer._REST`): 2
+    # "a.b" repeated is dotted names of 9 parts ("ba.ba...ba", `token_patterns.REST`): 2
     # tokens in 27 characters, 62,966 in all, under the document's cap, so it is
     # tokenized whole and its one sentence is over the sentence's cap
     ("a.b", "document", 250, 250 * 256),

@@ -213,7 +213,7 @@ def test_small_treebanks_get_many_epochs_and_long_runs_fewer_evaluations():
 
 def test_large_matrices_are_stored_as_int8_rows_within_half_a_step():
     """Both analysers of a model halve on disk (en_ewt 9.4 -> 5 MB each; dev -0.02)."""
-    from models.neural.network import QUANTIZE_MIN, SCALE, dequantize, quantize
+    from models.neural.stored import QUANTIZE_MIN, SCALE, dequantize, quantize
 
     rng = np.random.default_rng(0)
     rows = np.linspace(0.01, 3, 300)[:, None]          # rows of very different ranges
@@ -249,7 +249,7 @@ def test_a_format_1_file_of_float16_weights_still_loads(tiny, tmp_path):
 def test_identical_vectors_are_kept_once_and_only_a_sibling_may_hold_them(tiny, tmp_path):
     """The contextual analyser is trained on the neural one's vectors: a 5.5 MB copy in
     en_ewt. `share_vectors` points it at the sibling's file; no other path is read."""
-    from models.neural.network import share_vectors
+    from models.neural.stored import share_vectors
 
     sents, vocab, vectors, params = tiny
     an = NeuralAnalyser(vocab, params, vectors)
