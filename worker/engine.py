@@ -24,7 +24,6 @@ import os
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,46 +32,20 @@ from models.serve.registry import directories, expand
 from models.serve.warmup import load_pipelines
 
 from .config import WorkerConfig
+from .items import prepare_item
 from .logsafe import REQUEST_ID
 from .pace import MIN_WORDS, Pace
-from .protocol import JobError, LimitError, error_payload, rss_bytes
+from .protocol import JobError, LimitError, error_payload, rss_bytes, tree_dict
 from .warm import Warmer
 
 if TYPE_CHECKING:   # imported by load(): the gateway imports this module, never a kernel
-    from models.serve.pipeline import ParsedTree, Pipeline
+    from models.serve.pipeline import Pipeline
 
 logger = logging.getLogger(__name__)
 
 JOB_FIELDS = {"model": str, "decoder": str, "items": list}    # what every job has
 WAIT_SLICE_S = 0.1     # how often a job waiting for a compile asks whether it is still wanted
 WARM_UP_WORDS = ["The", "quick", "brown", "fox", "jumped", "over", "the", "lazy", "dog", "."]
-
-
-def tree_dict(tree: ParsedTree) -> dict[str, Any]:
-    toks = []
-    for t in tree.tokens:
-        d = {"id": int(t.id), "form": t.form, "lemma": t.lemma, "upos": t.upos, "xpos": t.xpos,
-             "head": int(t.head), "deprel": t.deprel, "feats": getattr(t, "feats", "_") or "_"}
-        if t.start is not None:
-            d["start"], d["end"] = int(t.start), int(t.end)
-        if t.space_after is not None:
-            d["space_after"] = bool(t.space_after)
-        toks.append(d)
-    return {"tokens": toks, "multiword": [asdict(m) for m in tree.multiword],
-            "score": jsonable(float(tree.score)), "stats": jsonable(tree.stats)}
-
-
-def jsonable(v: Any) -> Any:
-    """Decoder stats as plain JSON values (numpy scalars and arrays included)."""
-    if isinstance(v, dict):
-        return {str(k): jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
-    if hasattr(v, "tolist"):            # numpy scalar or array
-        return jsonable(v.tolist())
-    if isinstance(v, float) and not math.isfinite(v):
-        return None                     # JSON has no inf/nan (e.g. a -inf tree score)
-    return v
 
 
 # A chunk's size, and the analysis pace, are counted in the units the analysis costs
@@ -231,7 +204,7 @@ class Engine:
         limits = job.get("limits", {})
         max_tokens = int(limits.get("max_tokens_per_sentence", 10**9))
         max_sents = int(limits.get("max_sentences", 10**9))
-        prepared = [self._prepare(pipe, item, max_tokens, max_sents) for item in job["items"]]
+        prepared = [prepare_item(pipe, item, max_tokens, max_sents) for item in job["items"]]
         n = sum(len(p) for p in prepared)
         if n > max_sents:
             raise LimitError("too_many_sentences",
@@ -400,48 +373,3 @@ class Engine:
             raise JobError("expired", f"the job cannot end before the gateway stops waiting"
                            f" for it, at the pace it has gone so far; {where}"
                            f" ({pace.summary()})")
-
-    @staticmethod
-    def _prepare(pipe: Pipeline, item: dict, max_tokens: int, max_sents: int) -> list[tuple]:
-        """[(forms, tags or None, words of raw text or None)] for one item, limits
-        checked."""
-        kind = item.get("kind") if isinstance(item, dict) else None
-        if kind in ("sentence", "document"):
-            # every run of non-space characters is at least one token: refuse what is
-            # certainly over the limits before paying for tokenizing it; the tokenizer
-            # then stops past the cap, so a text without spaces costs no more
-            pieces = len(item["text"].split())
-            cap = max_tokens if kind == "sentence" else max_tokens * max_sents
-            what = ("max_tokens_per_sentence" if kind == "sentence"
-                    else "max_sentences x max_tokens_per_sentence")
-            if pieces > cap:
-                raise LimitError("too_many_tokens", f"the text has at least {pieces} tokens,"
-                                 f" more than {what}={cap}", limit=what,
-                                 value=cap, got=pieces)
-            sents = pipe.tokenize(item["text"], split=kind == "document", limit=cap)
-            n = sum(len(s) for s in sents)
-            if n > cap:
-                raise LimitError("too_many_tokens", f"the text has at least {n} tokens, more"
-                                 f" than {what}={cap} (tokenizing stopped there)",
-                                 limit=what, value=cap, got=n)
-            if kind == "sentence":
-                sents = [[t for s in sents for t in s]]
-            out = []
-            for s in sents:
-                if not s:
-                    raise JobError("empty_sentence", "the sentence has no tokens")
-                out.append(([t.form for t in s], None, s))
-        elif kind == "tokens":
-            out = [(list(item["forms"]), None, None)]
-        elif kind == "tagged":
-            out = [(list(item["forms"]), (item["upos"], item["xpos"], item["lemmas"]), None)]
-        else:
-            raise JobError("invalid_input", f"unknown item kind {kind!r}")
-        for forms, _, _ in out:
-            if len(forms) > max_tokens:
-                raise LimitError("too_many_tokens",
-                                 f"a sentence has {len(forms)} tokens, more than"
-                                 f" max_tokens_per_sentence={max_tokens}",
-                                 limit="max_tokens_per_sentence", value=max_tokens,
-                                 got=len(forms))
-        return out

@@ -30,11 +30,16 @@ Error kinds: "limit" (a size limit, HTTP 413),
 from __future__ import annotations
 
 import logging
+import math
 import os
-from typing import Any
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
 
 from models.decoders import BudgetError
 from models.errors import DeptreeError, ModelError
+
+if TYPE_CHECKING:
+    from models.serve.pipeline import ParsedTree
 
 logger = logging.getLogger(__name__)
 
@@ -83,3 +88,31 @@ def rss_bytes() -> int:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def tree_dict(tree: ParsedTree) -> dict[str, Any]:
+    """A parsed tree as the reply's JSON tree (the shape in this module's docstring)."""
+    toks = []
+    for t in tree.tokens:
+        d = {"id": int(t.id), "form": t.form, "lemma": t.lemma, "upos": t.upos, "xpos": t.xpos,
+             "head": int(t.head), "deprel": t.deprel, "feats": getattr(t, "feats", "_") or "_"}
+        if t.start is not None:
+            d["start"], d["end"] = int(t.start), int(t.end)
+        if t.space_after is not None:
+            d["space_after"] = bool(t.space_after)
+        toks.append(d)
+    return {"tokens": toks, "multiword": [asdict(m) for m in tree.multiword],
+            "score": jsonable(float(tree.score)), "stats": jsonable(tree.stats)}
+
+
+def jsonable(v: Any) -> Any:
+    """Decoder stats as plain JSON values (numpy scalars and arrays included)."""
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if hasattr(v, "tolist"):            # numpy scalar or array
+        return jsonable(v.tolist())
+    if isinstance(v, float) and not math.isfinite(v):
+        return None                     # JSON has no inf/nan (e.g. a -inf tree score)
+    return v

@@ -116,7 +116,7 @@ def test_stats_are_plain_json():
 
     import numpy as np
 
-    from worker.engine import jsonable
+    from worker.protocol import jsonable
 
     stats = {"a": np.int64(3), "b": np.float32(0.5), "c": np.array([1.0, 2.0]), "d": True,
              "e": [np.float64(1.5)], "f": None, "g": float("-inf"), "h": np.array([np.nan])}
