@@ -37,53 +37,24 @@ def cold_cache(tmp_path_factory):
     return {"NUMBA_CACHE_DIR": str(tmp_path_factory.mktemp("numba-cache"))}
 
 
-def test_a_cold_start_is_ready_before_every_decoder_compiled(serve, cold_cache):
-    srv = serve(workers=1, env=cold_cache, wait=False)
-    body = _ready(srv)
-    (name, model), = body["models"].items()
-    from worker.warm import FIRST
+@pytest.fixture(scope="module")
+def cold_start(model_dirs, tmp_path_factory, cold_cache):
+    """One `deptree serve` on the empty cache, and its /ready body when it first said
+    200: the first two tests share it (a cold start compiles for most of a minute), the
+    one that needs a decoder still cold first. The third test starts on the cache it
+    filled."""
+    from tests.conftest import _servers, stop_process
 
-    first = next(d for d in FIRST if d in model["decoders"])    # greedy: the README's
-    assert first in model["warm"]
-    assert set(model["warm"]) < set(model["decoders"])      # the rest compile meanwhile
-    log = srv.log.read_text()
-    assert "numba is compiling kernels" in log
-    assert "a helper process" in log
-    cold = next(d for d in model["decoders"] if d not in model["warm"])
-    with srv.client(timeout=600) as c:
-        assert set(c.get("/models").json()["models"][name]["warm"]) >= {first}
-        # a decoder still compiling: the request waits for it, within its deadline (the
-        # server's cap when it sets none, issue 20): answered, or 504 at the deadline
-        t0 = time.monotonic()
-        r = c.post("/parse", json={"sentences": [["The", "cat", "sat", "."]], "decoder": cold})
-        assert time.monotonic() - t0 < 10 + 1.5, r.text
-        if r.status_code == 200:
-            assert r.json()["decoder"] == cold
-        else:
-            assert r.status_code == 504 and r.json()["error"]["code"] == "deadline_exceeded"
-        t0 = time.monotonic()
-        while not _all_warm(c.get("/ready").json()):
-            assert time.monotonic() - t0 < 600, srv.tail()
-            time.sleep(0.5)
-        assert set(c.get("/models").json()["models"][name]["warm"]) == set(model["decoders"])
-        r = c.post("/parse", json={"sentences": [["The", "cat", "sat", "."]], "decoder": cold})
-        assert r.status_code == 200 and r.json()["decoder"] == cold, r.text
-    t0 = time.monotonic()                # logged (and stamped) just after /ready says so
-    while "every decoder is warm" not in srv.log.read_text():
-        assert time.monotonic() - t0 < 60, srv.tail()
-        time.sleep(0.2)
+    start, servers = _servers(model_dirs, tmp_path_factory)
+    try:
+        srv = start(workers=1, env=cold_cache, wait=False)
+        yield srv, _ready(srv)
+    finally:
+        for s in servers:
+            stop_process(s.proc)
 
 
-def test_a_start_on_a_warm_cache_has_every_decoder_warm_at_once(serve, cold_cache):
-    srv = serve(workers=1, env=cold_cache, wait=False)       # the cache the test above filled
-    body = _ready(srv)
-    assert _all_warm(body)
-    log = srv.log.read_text()
-    assert "a helper process" not in log
-    assert "numba is compiling kernels" not in log
-
-
-def test_a_request_for_a_warm_decoder_does_not_wait_behind_a_compile(serve, tmp_path):
+def test_a_request_for_a_warm_decoder_does_not_wait_behind_a_compile(cold_start):
     """Issue 61, first contact 1: with one worker on a cold cache, a request for a decoder
     the helper has not compiled yet used to make the worker compile it inline for tens of
     seconds, for a client that had given up long before, while a request for a warm
@@ -95,8 +66,7 @@ def test_a_request_for_a_warm_decoder_does_not_wait_behind_a_compile(serve, tmp_
     compile, which it would wait behind before the fix (bgi's: 20 s and more)."""
     from worker.warm import HELPER_ORDER
 
-    srv = serve(workers=1, env={"NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}, wait=False)
-    body = _ready(srv)
+    srv, body = cold_start
     (name, model), = body["models"].items()
     order = [d for d in HELPER_ORDER if d in model["decoders"]]
     cold = [d for d in order if d not in model["warm"]][-1:]  # the helper's last: still cold
@@ -133,3 +103,50 @@ def test_a_request_for_a_warm_decoder_does_not_wait_behind_a_compile(serve, tmp_
     time.sleep(1.0)                        # what the worker did for it, if anything, is logged
     mine = [line for line in srv.log.read_text().splitlines() if f"[{rid}]" in line]
     assert not [line for line in mine if "numba" in line or "warm in" in line], mine
+
+
+def test_a_cold_start_is_ready_before_every_decoder_compiled(cold_start):
+    srv, body = cold_start
+    (name, model), = body["models"].items()
+    from worker.warm import FIRST
+
+    first = next(d for d in FIRST if d in model["decoders"])    # greedy: the README's
+    assert first in model["warm"]
+    assert set(model["warm"]) < set(model["decoders"])      # the rest compile meanwhile
+    log = srv.log.read_text()
+    # (the test above ran on this server first: its cold decoder may be warm by now; the
+    # request below then needs no wait and must still be answered)
+    assert "numba is compiling kernels" in log
+    assert "a helper process" in log
+    cold = next(d for d in model["decoders"] if d not in model["warm"])
+    with srv.client(timeout=600) as c:
+        assert set(c.get("/models").json()["models"][name]["warm"]) >= {first}
+        # a decoder still compiling: the request waits for it, within its deadline (the
+        # server's cap when it sets none, issue 20): answered, or 504 at the deadline
+        t0 = time.monotonic()
+        r = c.post("/parse", json={"sentences": [["The", "cat", "sat", "."]], "decoder": cold})
+        assert time.monotonic() - t0 < 10 + 1.5, r.text
+        if r.status_code == 200:
+            assert r.json()["decoder"] == cold
+        else:
+            assert r.status_code == 504 and r.json()["error"]["code"] == "deadline_exceeded"
+        t0 = time.monotonic()
+        while not _all_warm(c.get("/ready").json()):
+            assert time.monotonic() - t0 < 600, srv.tail()
+            time.sleep(0.5)
+        assert set(c.get("/models").json()["models"][name]["warm"]) == set(model["decoders"])
+        r = c.post("/parse", json={"sentences": [["The", "cat", "sat", "."]], "decoder": cold})
+        assert r.status_code == 200 and r.json()["decoder"] == cold, r.text
+    t0 = time.monotonic()                # logged (and stamped) just after /ready says so
+    while "every decoder is warm" not in srv.log.read_text():
+        assert time.monotonic() - t0 < 60, srv.tail()
+        time.sleep(0.2)
+
+
+def test_a_start_on_a_warm_cache_has_every_decoder_warm_at_once(serve, cold_cache):
+    srv = serve(workers=1, env=cold_cache, wait=False)       # the cache the test above filled
+    body = _ready(srv)
+    assert _all_warm(body)
+    log = srv.log.read_text()
+    assert "a helper process" not in log
+    assert "numba is compiling kernels" not in log
