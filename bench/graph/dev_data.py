@@ -92,7 +92,15 @@ def parse_dev(pipe, sents, decoder: str, budget: dict, gold_tags: bool, tagger: 
     t0 = time.process_time()
     for sent in sents:
         pred = copy.deepcopy(sent)
-        pipe.parse_conllu(pred, decoder, budget, gold_tags=gold_tags, tagger=tagger)
+        if gold_tags:      # the tagger still chooses the view (its parts), as a request's
+            w = pred.words
+            tree = pipe.parse_words([x.form for x in w], decoder, budget, tagger=tagger,
+                                    upos=[x.upos for x in w], xpos=[x.xpos for x in w],
+                                    lemmas=[x.lemma for x in w])
+            pred.set_tree([-1] + [t.head for t in tree.tokens],
+                          [""] + [t.deprel for t in tree.tokens])
+        else:
+            pipe.parse_conllu(pred, decoder, budget, tagger=tagger)
         preds.append(pred)
     seconds = time.process_time() - t0
     return evaluate_sentences(sents, preds, validate=False), seconds
