@@ -108,7 +108,7 @@ def _jackknifed(sents, k: int, seed: int):
 def _retagged(sents, model: str):
     """Copies of the sentences tagged and lemmatized by a pipeline's front-end."""
     from ..conllu import Sentence
-    from ..pipeline import Pipeline
+    from ..serve.pipeline import Pipeline
 
     pipe = Pipeline.load(model)
     out = []
