@@ -73,6 +73,10 @@ class AnalyserEnsemble:
                               AnalyserEnsemble(self.members[:k], checked=True))
         return self._first[k]
 
+    def held(self, sentences: Sequence[Sequence[str]]) -> list[bool]:
+        """Whether every member holds each sentence's analysis already."""
+        return [all(x) for x in zip(*(m.held(sentences) for m in self.members))]
+
     def analyze_batch(self, sentences: Sequence[Sequence[str]]) -> list[EnsembleAnalysis]:
         per_member = [m.analyze_batch(sentences) for m in self.members]
         return [EnsembleAnalysis(log_mean_exp([a.tag_logp for a in group]),

@@ -232,6 +232,12 @@ class NeuralAnalyser:
             x = bilstm(x, lengths, p[f"wx{layer}"], p[f"wh{layer}"], p[f"b{layer}"])
         return [x[i, :n] for i, n in enumerate(lengths)]
 
+    def held(self, sentences: Sequence[Sequence[str]]) -> list[bool]:
+        """Whether each sentence's analysis is among the `RECENT` ones (an
+        `analyze_batch` would not run it again)."""
+        with self._lock:
+            return [tuple(s) in self._recent for s in sentences]
+
     def analyze_batch(self, sentences: Sequence[Sequence[str]]) -> list[Analysis]:
         """`Analysis` of each sentence (each at least one word), the ones not among
         the `RECENT` last analysed run as one batch."""

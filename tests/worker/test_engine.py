@@ -374,3 +374,32 @@ def test_the_contextual_analysis_is_paced_per_piece_of_the_encoder(engine, monke
     reply = engine.run(job(items, decoder="mst", tagger="contextual"))
     assert reply["ok"], reply
     assert sum(steps) == n_pieces
+
+
+def test_sentences_the_analyser_holds_cost_the_pace_nothing(engine, monkeypatch):
+    """A job whose sentences the analyser holds already (another decoder's request for
+    the same words) analyses nothing ahead: counted at its pieces, it timed 2,000 of
+    them in 0.00 s, the next late job took that for the analyser's pace, analysed and
+    parsed a 250-word sentence before it learnt it could not end, and the workers were
+    busy 1.24 s after a 1 ms deadline (CI, 2026-12-03,
+    tests/reliability/test_lookahead.py [selectional-contextual])."""
+    from worker.pace import Pace
+
+    pipe = engine.pipes["en_ewt"]
+    if pipe.c.contextual is None:
+        pytest.skip("the test model has no contextual tagger")
+    sents = [[f"Held{k}w{j}" for j in range(30)] for k in range(3)]
+    items = [{"kind": "tokens", "forms": f} for f in sents]
+    assert engine.run(job(items, decoder="mst", tagger="contextual"))["ok"]
+    rate = engine.analysis["en_ewt", "contextual"]
+    assert rate > 0
+    steps: list[int] = []
+    analysed = Pace.analysed
+
+    def counted(self, units, seconds):
+        steps.append(units)
+        return analysed(self, units, seconds)
+    monkeypatch.setattr(Pace, "analysed", counted)
+    assert engine.run(job(items, decoder="greedy", tagger="contextual"))["ok"]
+    assert sum(steps) == 0                     # nothing left to analyse, nothing timed
+    assert engine.analysis["en_ewt", "contextual"] == rate
