@@ -6,7 +6,12 @@ libm `erf` per element, 18.5% (py-spy, en_ewt dev, five layers), more than the f
 forward product it follows. erf is now the rational minimax approximation on [-4, 4]
 that Eigen and XLA use for float32 (an odd polynomial of degree 13 over an even one of
 degree 8; past 4, erf is 1 in float32): only multiplications, additions and one
-division, 2.6 times faster, within 4.2e-7 of `math.erf` on [-6, 6].
+division, 2.6 times faster, within 4.2e-7 of `math.erf` on [-6, 6]. Both kernels take
+numpy's error model: with numba's default (Python's), every division checks its divisor
+for zero and raises, and that branch kept LLVM from vectorizing the loop; without it
+the same arithmetic runs on whole AVX registers, bit for bit the same results, 5 times
+faster (20.5 to 4.1 ms on 3,000 x 1,536 floats, Xeon; the divisor, a polynomial in z^2
+with a constant term, is never 0).
 """
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ ERF_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
 ERF_CLAMP = 4.0
 
 
-@njit(cache=True, nogil=True, fastmath=True)
+@njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
 def erf32(z: float) -> float:
     """erf(z) in float32 precision (the rational approximation above)."""
     z = min(max(z, -ERF_CLAMP), ERF_CLAMP)
@@ -36,7 +41,7 @@ def erf32(z: float) -> float:
     return z * p / q
 
 
-@njit(cache=True, nogil=True, fastmath=True)
+@njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
 def gelu_(x: np.ndarray) -> None:
     """x (float32, contiguous, any shape) <- 0.5 x (1 + erf(x / sqrt 2))."""
     flat = x.reshape(-1)
