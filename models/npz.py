@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import array_cache
 from .errors import ModelError
 
 MAX_RATIO = 100             # most a member may inflate (the shipped arrays: at most 7)
@@ -114,8 +115,18 @@ def read_npz(path: str | Path, expect: Mapping[str, tuple[int, ...]] | None = No
              ) -> dict[str, np.ndarray]:
     """Every array of the npz at `path`, once `check_npz(path, expect)` passed; data
     that turns out damaged (a CRC or decompression error) is a `ModelError` naming
-    the file and the array too."""
-    check_npz(path, expect)
+    the file and the array too. An LZMA file's arrays come from the decompressed copy
+    `array_cache` keeps of it, when it has one (checked against the same headers)."""
+    shapes = check_npz(path, expect)
+    with zipfile.ZipFile(path) as z:
+        lzma_file = any(i.compress_type == zipfile.ZIP_LZMA for i in z.infolist())
+    key = array_cache.file_key(path) if lzma_file else None
+    if key is not None:
+        got = array_cache.load(key, list(shapes))
+        if got is not None:
+            if all(got[n].shape == s and got[n].dtype == d for n, (s, d) in shapes.items()):
+                return got
+            array_cache.drop(key)             # not this file's arrays: written anew below
     out = {}
     with np.load(path, allow_pickle=False) as z:
         for name in z.files:
@@ -124,4 +135,6 @@ def read_npz(path: str | Path, expect: Mapping[str, tuple[int, ...]] | None = No
             except (ValueError, OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError,
                     zlib.error) as exc:
                 raise ModelError(f"{path}: array {name!r} is damaged: {exc}") from exc
+    if key is not None:
+        array_cache.store(key, out)
     return out

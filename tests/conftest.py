@@ -36,12 +36,18 @@ def pytest_configure(config):
         config._deptree_jax_cache = tempfile.mkdtemp(prefix="deptree-jax-")
         os.environ["JAX_COMPILATION_CACHE_DIR"] = config._deptree_jax_cache
         os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    # one cache of decompressed model arrays (models/array_cache.py) for the session's
+    # loads and servers, not the user's own (~/.cache/deptree/arrays)
+    if not os.environ.get("DEPTREE_ARRAY_CACHE"):
+        config._deptree_array_cache = tempfile.mkdtemp(prefix="deptree-arrays-")
+        os.environ["DEPTREE_ARRAY_CACHE"] = config._deptree_array_cache
 
 
 def pytest_unconfigure(config):
-    cache = getattr(config, "_deptree_jax_cache", None)
-    if cache:
-        shutil.rmtree(cache, ignore_errors=True)
+    for name in ("_deptree_jax_cache", "_deptree_array_cache"):
+        cache = getattr(config, name, None)
+        if cache:
+            shutil.rmtree(cache, ignore_errors=True)
 
 
 # ---- ports and processes ---------------------------------------------------------------

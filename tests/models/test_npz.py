@@ -1,6 +1,7 @@
 """models.npz: LZMA npz files that numpy.load reads, byte for byte repeatable, and read
 back within bounds."""
 import io
+import shutil
 import time
 import zipfile
 
@@ -90,3 +91,94 @@ def test_damaged_data_names_the_file_and_the_array(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(ModelError, match=r"w\.npz: array 'a' is damaged"):
         read_npz(path)
+
+
+# ---- the decompressed copies of LZMA files (models/array_cache.py) ----
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    root = tmp_path / "cache"
+    monkeypatch.setenv("DEPTREE_ARRAY_CACHE", str(root))
+    return root
+
+
+def test_an_lzma_file_is_read_once_then_from_its_decompressed_copy(tmp_path, cache,
+                                                                   monkeypatch):
+    a = np.random.default_rng(0).integers(0, 50, 5000).astype(np.uint32)
+    b = np.linspace(-1, 1, 300).astype(np.float16).reshape(3, 100)
+    save_npz(tmp_path / "w.npz", a=a, b=b)
+    first = read_npz(tmp_path / "w.npz")
+    (entry,) = [e for e in cache.iterdir() if not e.name.startswith(".")]
+    assert sorted(f.name for f in entry.iterdir()) == ["a.npy", "b.npy", "complete"]
+
+    def no_zip(*args, **kw):
+        raise AssertionError("decompressed the model file again")
+    monkeypatch.setattr(np, "load", _only_npy(np.load, no_zip))
+    again = read_npz(tmp_path / "w.npz")
+    for name, want in (("a", a), ("b", b)):
+        assert again[name].dtype == want.dtype and np.array_equal(again[name], want)
+        assert np.array_equal(first[name], want)
+
+
+def _only_npy(load, refuse):
+    """np.load that refuses .npz files (the model file) and loads the rest."""
+    def guarded(path, *args, **kw):
+        return refuse() if str(path).endswith(".npz") else load(path, *args, **kw)
+    return guarded
+
+
+def test_a_changed_file_is_read_anew_and_a_copy_shares_the_entry(tmp_path, cache):
+    save_npz(tmp_path / "w.npz", a=np.arange(10))
+    read_npz(tmp_path / "w.npz")
+    save_npz(tmp_path / "w.npz", a=np.arange(10) * 2)
+    assert np.array_equal(read_npz(tmp_path / "w.npz")["a"], np.arange(10) * 2)
+    (tmp_path / "copy.npz").write_bytes((tmp_path / "w.npz").read_bytes())
+    assert np.array_equal(read_npz(tmp_path / "copy.npz")["a"], np.arange(10) * 2)
+    assert len([e for e in cache.iterdir() if not e.name.startswith(".")]) == 2
+
+
+def test_a_damaged_or_unwritable_cache_is_a_miss_never_an_error(tmp_path, cache):
+    save_npz(tmp_path / "w.npz", a=np.arange(1000))
+    read_npz(tmp_path / "w.npz")
+    (entry,) = list(cache.iterdir())
+    (entry / "a.npy").write_bytes(b"\x93NUMPY garbage")            # damaged
+    assert np.array_equal(read_npz(tmp_path / "w.npz")["a"], np.arange(1000))
+    (entry / "a.npy").unlink()                                     # incomplete
+    assert np.array_equal(read_npz(tmp_path / "w.npz")["a"], np.arange(1000))
+    assert (entry / "a.npy").is_file()                             # written anew
+    np.save(entry / "a.npy", np.arange(7))                         # other shape
+    assert np.array_equal(read_npz(tmp_path / "w.npz")["a"], np.arange(1000))
+    assert np.load(entry / "a.npy").shape == (1000,)               # written anew
+    shutil.rmtree(cache)
+    cache.write_text("a file where the cache's directory should be")   # unwritable
+    assert np.array_equal(read_npz(tmp_path / "w.npz")["a"], np.arange(1000))
+
+
+def test_deflate_files_and_a_cache_turned_off_are_read_as_before(tmp_path, cache,
+                                                                 monkeypatch):
+    np.savez_compressed(tmp_path / "d.npz", a=np.arange(10))
+    assert np.array_equal(read_npz(tmp_path / "d.npz")["a"], np.arange(10))
+    assert not cache.exists()
+    monkeypatch.setenv("DEPTREE_ARRAY_CACHE", "off")
+    save_npz(tmp_path / "w.npz", a=np.arange(10))
+    assert np.array_equal(read_npz(tmp_path / "w.npz")["a"], np.arange(10))
+    assert not cache.exists()
+
+
+def test_the_cache_keeps_to_its_size_the_oldest_used_leaving_first(tmp_path, cache,
+                                                                   monkeypatch):
+    import os
+
+    from models import array_cache
+
+    monkeypatch.setattr(array_cache, "MAX_BYTES", 2_500_000)
+    for k in range(3):                                    # about 0.8 MB each
+        save_npz(tmp_path / f"w{k}.npz", a=np.full(100_000, k, np.int64))
+        read_npz(tmp_path / f"w{k}.npz")
+        entry = cache / array_cache.file_key(tmp_path / f"w{k}.npz")
+        os.utime(entry / array_cache.DONE, (1000 + k, 1000 + k))
+    read_npz(tmp_path / "w0.npz")                         # used now: w1 is the oldest
+    save_npz(tmp_path / "w3.npz", a=np.full(100_000, 3, np.int64))
+    read_npz(tmp_path / "w3.npz")
+    left = {e.name for e in cache.iterdir()}
+    keys = [array_cache.file_key(tmp_path / f"w{k}.npz") for k in range(4)]
+    assert left == {keys[0], keys[2], keys[3]}
