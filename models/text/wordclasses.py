@@ -40,8 +40,15 @@ def word_key(word: str) -> int:
     return zlib.crc32(word.encode("utf-8", "surrogatepass"))
 
 
+def sorted_unique(keys: np.ndarray) -> np.ndarray:
+    """np.unique of 32-bit keys by a sort: numpy 2.4's np.unique hashes them first and
+    took 0.30 s on the 287k keys of en_ewt's tables (this, 2.3 ms), 0.6 s of a load."""
+    a = np.sort(np.asarray(keys, np.uint32))
+    return a[np.concatenate(([True], a[1:] != a[:-1]))] if len(a) else a
+
+
 def _keys(words: Iterable[str]) -> np.ndarray:
-    return np.unique(np.fromiter((word_key(w) for w in words), np.uint32))
+    return sorted_unique(np.fromiter((word_key(w) for w in words), np.uint32))
 
 
 class WordClasses:
@@ -53,15 +60,14 @@ class WordClasses:
         order = np.argsort(cluster_keys, kind="stable")
         self.cluster_keys = np.asarray(cluster_keys, np.uint32)[order]
         self.cluster_paths = np.asarray(cluster_paths, np.int32)[order]
-        self.lemmas = {p: np.unique(np.asarray(lemmas.get(p, ()), np.uint32)) for p in _POS}
-        self.irregular = {p: np.unique(np.asarray(irregular.get(p, ()), np.uint32))
-                          for p in _POS}
+        self.lemmas = {p: sorted_unique(lemmas.get(p, ())) for p in _POS}
+        self.irregular = {p: sorted_unique(irregular.get(p, ())) for p in _POS}
         self.rules = {p: [(a, b) for a, b in rules.get(p, ())] for p in _POS}
         self.source = source
         # one sorted index over all tables, so that one searchsorted answers all the
         # lookups of a word (a call per table made a new word type cost ~170 us)
-        self._keys = np.unique(np.concatenate([self.cluster_keys, *self.lemmas.values(),
-                                               *self.irregular.values()]))
+        self._keys = sorted_unique(np.concatenate([self.cluster_keys, *self.lemmas.values(),
+                                                   *self.irregular.values()]))
         self._paths = np.zeros(len(self._keys), np.int32)
         self._paths[np.searchsorted(self._keys, self.cluster_keys)] = self.cluster_paths
         self._flags = np.zeros(len(self._keys), np.uint8)  # bit i: lemma, 4 + i: irregular

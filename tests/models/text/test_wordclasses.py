@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 from models.text import wordclasses
@@ -166,3 +167,13 @@ def test_tables_without_clusters_still_count_as_word_classes(tmp_path, tiny_tupl
     again = Tagger.load(str(tmp_path))
     assert again.word_classes == wordnet_only
     assert again.tag(["They", "hassled", "me"]) == tagger.tag(["They", "hassled", "me"])
+
+
+def test_sorted_unique_is_numpys_unique_of_the_keys():
+    from models.text.wordclasses import sorted_unique
+
+    keys = np.random.default_rng(0).integers(0, 2**32, 50_000, dtype=np.uint64)
+    keys = np.concatenate([keys, keys[:5000]]).astype(np.uint32)       # with repeats
+    for a in (keys, keys[:1], keys[:0], np.sort(keys)):
+        got = sorted_unique(a)
+        assert got.dtype == np.uint32 and np.array_equal(got, np.unique(a))
