@@ -64,12 +64,15 @@ def load(key: str, names: list[str]) -> dict[str, np.ndarray] | None:
         if not (entry / DONE).is_file():
             return None
         out = {n: np.load(entry / f"{n}.npy", allow_pickle=False) for n in names}
-        os.utime(entry / DONE)                    # used now: the last to be evicted
-        return out
     except (OSError, ValueError, EOFError) as exc:
         logger.debug("array cache entry %s unreadable (%s): reading the model file", entry, exc)
         drop(key)
         return None
+    try:
+        os.utime(entry / DONE)                    # used now: the last to be evicted
+    except OSError:                               # a read-only cache still serves
+        pass
+    return out
 
 
 def drop(key: str) -> None:
