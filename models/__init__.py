@@ -3,7 +3,7 @@
 Layers: `serve/` (a loaded model, what workers hold), `build/` (a model from a
 treebank: `deptree train`, evaluation, packaging); the parsers and analysers they
 share (`graph/`, `transition/`, `neural/`, `contextual/`, `text/`); and at this root
-only leaf modules every layer uses (CoNLL-U, trees, npz, decoder specs, errors,
+only leaf modules every layer uses (CoNLL-U, trees, npz and its array cache, decoder specs, errors,
 progress, the kernel cache). docs/architecture.md has the map.
 """
 from pathlib import Path
