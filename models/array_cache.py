@@ -62,6 +62,8 @@ def load(key: str, names: list[str]) -> dict[str, np.ndarray] | None:
     entry = root / key
     try:
         if not (entry / DONE).is_file():
+            if entry.exists():        # writers fill temporary copies, never this: broken
+                drop(key)
             return None
         out = {n: np.load(entry / f"{n}.npy", allow_pickle=False) for n in names}
     except (OSError, ValueError, EOFError) as exc:

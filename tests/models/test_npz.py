@@ -148,6 +148,9 @@ def test_a_damaged_or_unwritable_cache_is_a_miss_never_an_error(tmp_path, cache)
     np.save(entry / "a.npy", np.arange(7))                         # other shape
     assert np.array_equal(read_npz(tmp_path / "w.npz")["a"], np.arange(1000))
     assert np.load(entry / "a.npy").shape == (1000,)               # written anew
+    (entry / "complete").unlink()                                  # never completed
+    assert np.array_equal(read_npz(tmp_path / "w.npz")["a"], np.arange(1000))
+    assert (entry / "complete").is_file()                          # written anew
     shutil.rmtree(cache)
     cache.write_text("a file where the cache's directory should be")   # unwritable
     assert np.array_equal(read_npz(tmp_path / "w.npz")["a"], np.arange(1000))
