@@ -227,6 +227,20 @@ def counting_states(monkeypatch, analyser) -> list[int]:
     return batches
 
 
+def counting_analysis_steps(monkeypatch) -> list[int]:
+    """The units of each step of analysis the jobs' paces time from now on."""
+    from worker.pace import Pace
+
+    steps: list[int] = []
+    analysed = Pace.analysed
+
+    def counted(self, units, seconds):
+        steps.append(units)
+        return analysed(self, units, seconds)
+    monkeypatch.setattr(Pace, "analysed", counted)
+    return steps
+
+
 def fresh_sentences(ewt_dev_tokens, skip: int, n: int) -> list[list[str]]:
     """n dev sentences past the first `skip`, which no other test here parses (so none
     is among the analyser's recent analyses)."""
@@ -354,18 +368,10 @@ def test_the_contextual_analysis_is_paced_per_piece_of_the_encoder(engine, monke
     1 ms deadline (tests/reliability/test_lookahead.py, [selectional-contextual], a slow
     VM on 2026-12-02). The job counts its steps in pieces, which the probe's ordinary
     words also are counted in."""
-    from worker.pace import Pace
-
     pipe = engine.pipes["en_ewt"]
     if pipe.c.contextual is None:
         pytest.skip("the test model has no contextual tagger")
-    steps: list[int] = []
-    analysed = Pace.analysed
-
-    def counted(self, units, seconds):
-        steps.append(units)
-        return analysed(self, units, seconds)
-    monkeypatch.setattr(Pace, "analysed", counted)
+    steps = counting_analysis_steps(monkeypatch)
     sents = [[f"Xylo{k}q{j}zz" for j in range(40)] for k in range(3)]   # many pieces a word
     pieces = pipe.c.with_contextual().analyser.context.subwords
     n_pieces = sum(len(p) for s in sents for p in pieces.word_pieces(s))
@@ -383,8 +389,6 @@ def test_sentences_the_analyser_holds_cost_the_pace_nothing(engine, monkeypatch)
     parsed a 250-word sentence before it learnt it could not end, and the workers were
     busy 1.24 s after a 1 ms deadline (CI, 2026-12-03,
     tests/reliability/test_lookahead.py [selectional-contextual])."""
-    from worker.pace import Pace
-
     pipe = engine.pipes["en_ewt"]
     if pipe.c.contextual is None:
         pytest.skip("the test model has no contextual tagger")
@@ -393,13 +397,7 @@ def test_sentences_the_analyser_holds_cost_the_pace_nothing(engine, monkeypatch)
     assert engine.run(job(items, decoder="mst", tagger="contextual"))["ok"]
     rate = engine.analysis["en_ewt", "contextual"]
     assert rate > 0
-    steps: list[int] = []
-    analysed = Pace.analysed
-
-    def counted(self, units, seconds):
-        steps.append(units)
-        return analysed(self, units, seconds)
-    monkeypatch.setattr(Pace, "analysed", counted)
+    steps = counting_analysis_steps(monkeypatch)
     assert engine.run(job(items, decoder="greedy", tagger="contextual"))["ok"]
     assert sum(steps) == 0                     # nothing left to analyse, nothing timed
     assert engine.analysis["en_ewt", "contextual"] == rate
