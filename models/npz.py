@@ -67,6 +67,12 @@ def check_npz(path: str | Path, expect: Mapping[str, tuple[int, ...]] | None = N
     """Array name -> (shape, dtype) of the npz at `path`, after the checks above (and
     that each array of `expect` is there with that shape); a `ModelError` naming the
     file, the array and what is wrong with it otherwise. Decompresses headers only."""
+    return _inspect(path, expect)[0]
+
+
+def _inspect(path: str | Path, expect: Mapping[str, tuple[int, ...]] | None
+             ) -> tuple[dict[str, tuple[tuple[int, ...], np.dtype]], bool]:
+    """`check_npz`'s answer, and whether any member is LZMA-compressed."""
     path = Path(path)
     try:
         z = zipfile.ZipFile(path)
@@ -78,6 +84,7 @@ def check_npz(path: str | Path, expect: Mapping[str, tuple[int, ...]] | None = N
                          "truncated or damaged?)") from exc
     out: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
     with z:
+        lzma_members = any(i.compress_type == zipfile.ZIP_LZMA for i in z.infolist())
         for info in z.infolist():
             if not info.filename.endswith(".npy"):
                 continue
@@ -108,7 +115,7 @@ def check_npz(path: str | Path, expect: Mapping[str, tuple[int, ...]] | None = N
         if tuple(out[name][0]) != tuple(shape):
             raise ModelError(f"{path}: array {name!r} has shape {out[name][0]}, expected "
                              f"{tuple(shape)}")
-    return out
+    return out, lzma_members
 
 
 def read_npz(path: str | Path, expect: Mapping[str, tuple[int, ...]] | None = None
@@ -117,10 +124,8 @@ def read_npz(path: str | Path, expect: Mapping[str, tuple[int, ...]] | None = No
     that turns out damaged (a CRC or decompression error) is a `ModelError` naming
     the file and the array too. An LZMA file's arrays come from the decompressed copy
     `array_cache` keeps of it, when it has one (checked against the same headers)."""
-    shapes = check_npz(path, expect)
-    with zipfile.ZipFile(path) as z:
-        lzma_file = any(i.compress_type == zipfile.ZIP_LZMA for i in z.infolist())
-    key = array_cache.file_key(path) if lzma_file else None
+    shapes, lzma_members = _inspect(path, expect)
+    key = array_cache.file_key(path) if lzma_members else None
     if key is not None:
         got = array_cache.load(key, list(shapes))
         if got is not None:
