@@ -44,6 +44,9 @@ def add_build(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--order", type=int, choices=(1, 2, 3), default=3,
                    help="order of the graph parser")
     p.add_argument("--graph-epochs", type=int, default=0)
+    p.add_argument("--tensor-rank", type=int, default=0, metavar="R",
+                   help="add low-rank tensor arc scores of rank R to the graph parser (Lei "
+                        "et al. 2014); default 0, none: bench/RESULTS.md, 'Tensor'")
     p.add_argument("--neural-epochs", type=int, default=0, help="0: by the treebank's size")
     p.add_argument("--analysers", type=int, default=0, metavar="N",
                    help="neural analysers trained from seeds seed..seed+N-1 and averaged; "
@@ -152,6 +155,7 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
     return BuildOptions(name=args.name, language=build_language(args), vectors=args.vectors,
                         encoder=encoder, word_classes=args.word_classes,
                         skip=tuple(s for s in args.skip.split(",") if s), order=args.order,
+                        tensor_rank=args.tensor_rank,
                         graph_epochs=args.graph_epochs, neural_epochs=args.neural_epochs,
                         neural=neural, analysers=args.analysers,
                         transition_epochs=args.transition_epochs, jackknife=args.jackknife,
@@ -195,6 +199,11 @@ def add_train_graph(sub: argparse._SubParsersAction) -> None:
                    help="Brown clusters for the arc features: 'spacy-lookups-data' (pip "
                         "install -e '.[train]') or a directory with wordclasses.npz, e.g. "
                         "a front-end tagger's; saved with the model")
+    p.add_argument("--tensor-rank", type=int, default=None, metavar="R",
+                   help="add low-rank tensor arc scores of rank R to the main model (Lei et "
+                        "al. 2014; 0: none, the default)")
+    p.add_argument("--tensor-gamma", type=float, default=None,
+                   help="weight of the sparse score beside the tensor's (default 0.3)")
     p.add_argument("--relabel-from", metavar="DIR",
                    help="retrain only the labeler of the graph model in DIR on --data (gold "
                         "trees) and write the model to --out; its trees stay the same")
@@ -206,7 +215,7 @@ def _run_train(args: argparse.Namespace) -> int:
 
     cfg = TrainConfig(order=args.order)
     for name in ("epochs", "pruner_epochs", "label_epochs", "log2_size", "train_restarts",
-                 "train_converge", "seed", "C"):
+                 "train_converge", "seed", "C", "tensor_rank", "tensor_gamma"):
         value = getattr(args, name)
         if value is not None:
             setattr(cfg, name, value)

@@ -4,7 +4,8 @@ A model directory holds `model.json` (format version, feature set, order,
 label set, pruning settings, training command and data hash) and
 `weights.npz` (sparse float16 weight vectors of the main model, the first-order
 pruner and the labeler) and, for a model trained with word clusters,
-`wordclasses.npz` (`models.text.wordclasses`). Nothing is pickled.
+`wordclasses.npz` (`models.text.wordclasses`). A model with the low-rank tensor
+component (`tensor`) keeps its matrices in `weights.npz` too. Nothing is pickled.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from .features import FEATURE_SET
 from .labeler import LABEL_FEATURE_SET, label_scores, predict_labels
 from .prune import all_arcs, prune
 from .scoring import arc_scores
+from .tensor import TENSOR_FEATURE_SET, TensorArcs
 from .weights_io import from_sparse, to_sparse
 
 FORMAT_VERSION = 2
@@ -59,6 +61,7 @@ class GraphModel:
     word_classes: WordClasses | None = None  # Brown clusters of the A_CLASS column
     word_classes_at: str = ""           # saved as a reference to this directory (relative
                                         # to the model's), e.g. the front-end tagger's
+    tensor: TensorArcs | None = None    # low-rank tensor arc scores (Lei et al. 2014)
 
     @property
     def mask(self) -> int:
@@ -119,6 +122,8 @@ class GraphModel:
             allowed[:, 0] = False
             np.fill_diagonal(allowed, False)
         S = arc_scores(enc.attrs, enc.upos_prefix, self.weights, np.uint64(self.mask), allowed)
+        if self.tensor is not None:
+            self.tensor.add_scores(enc.attrs, allowed, S)
         if arc_bonus is not None:
             S = np.where(allowed, S + arc_bonus, S)
             if S1 is not None:
@@ -201,6 +206,8 @@ class GraphModel:
             arrays[f"{name}_idx"] = idx
             arrays[f"{name}_val"] = vals
             arrays[f"{name}_size"] = np.array([w.shape[0]], dtype=np.int64)
+        if self.tensor is not None:
+            arrays.update(self.tensor.arrays())
         save_npz(d / "weights.npz", **arrays)
         if self.word_classes is not None and not self.word_classes_at:
             self.word_classes.save(str(d))
@@ -215,6 +222,9 @@ class GraphModel:
             "prune_temperature": self.prune_temperature, "has_pruner": self.pruner is not None,
             "word_classes": (self.word_classes_at or True) if self.word_classes is not None
             else False,
+            "tensor": False if self.tensor is None else {
+                "rank": self.tensor.rank, "gamma": round(1.0 - self.tensor.lam, 6),
+                "feature_set": TENSOR_FEATURE_SET},
             "version": digest,
         })
         (d / "model.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
@@ -249,6 +259,13 @@ class GraphModel:
             return from_sparse(int(data[f"{name}_size"][0]), data[f"{name}_idx"],
                                data[f"{name}_val"])
 
+        tensor = None
+        if meta.get("tensor"):
+            if meta["tensor"].get("feature_set") != TENSOR_FEATURE_SET:
+                raise ModelError(f"the tensor of the model in {d} uses features "
+                                 f"{meta['tensor'].get('feature_set')}, this code "
+                                 f"{TENSOR_FEATURE_SET}")
+            tensor = TensorArcs.from_arrays(data, 1.0 - float(meta["tensor"]["gamma"]))
         return cls(order=int(meta["order"]), weights=vec("main"), labels=list(meta["labels"]),
                    label_weights=vec("labeler") if labeler else np.zeros(16, np.float32),
                    pruner=vec("pruner"),
@@ -257,7 +274,7 @@ class GraphModel:
                    prune_temperature=float(meta.get("prune_temperature", 1.0)), meta=meta,
                    word_classes=cls._load_word_classes(d, meta.get("word_classes")),
                    word_classes_at=meta["word_classes"]
-                   if isinstance(meta.get("word_classes"), str) else "")
+                   if isinstance(meta.get("word_classes"), str) else "", tensor=tensor)
 
     @staticmethod
     def _load_word_classes(d: Path, where: bool | str | None) -> WordClasses | None:

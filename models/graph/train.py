@@ -33,6 +33,8 @@ from .prune import all_arcs, fit_temperature, prune, pruning_recall
 from .rng import new_state
 from .scoring import arc_scores, new_memo, tree_features, tree_score
 from .search_space import build_search_space
+from .tensor import TensorArcs
+from .tensor_online import TensorState
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +62,11 @@ class TrainConfig:
                               # "spacy-lookups-data", or a directory with wordclasses.npz
     word_classes_at: str = ""  # save a reference to this directory (relative to the
                                # model's) instead of a copy of the clusters
+    tensor_rank: int = 0       # rank of the main model's low-rank tensor arc scores
+                               # (Lei et al. 2014; 0: none)
+    tensor_log2_size: int = 17  # log2 of the hashed rows of its word features
+    tensor_gamma: float = 0.3   # the tensor's scores are weighted 1 - gamma
+    tensor_init: float = 0.1    # deviation of the random start of U, V, W
 
 
 @dataclass
@@ -137,36 +144,35 @@ class _Checkpoint:
     def __init__(self, directory: Path, stage: str):
         self.path = directory / f"checkpoint-{stage}.npz"
 
-    def load(self):
+    def resume(self, size: int, tensor: TensorState | None = None):
+        """(w, u, step, first epoch to run): from the checkpoint, or fresh; a tensor's
+        matrices are restored in place."""
         if not self.path.exists():
-            return None
+            return np.zeros(size, dtype=np.float32), np.zeros(size, dtype=np.float64), 1.0, 0
         d = np.load(self.path)
         logger.info("resuming %s after epoch %d", self.path.name, int(d["epoch"]))
-        return d["w"], d["u"], float(d["step"]), int(d["epoch"])
+        if tensor is not None:
+            tensor.restore(d)
+        return d["w"], d["u"], float(d["step"]), int(d["epoch"]) + 1
 
-    def resume(self, size: int):
-        """(w, u, step, first epoch to run): from the checkpoint, or fresh."""
-        state = self.load()
-        if state is None:
-            return np.zeros(size, dtype=np.float32), np.zeros(size, dtype=np.float64), 1.0, 0
-        w, u, step, epoch = state
-        return w, u, step, epoch + 1
-
-    def save(self, w, u, step, epoch):
+    def save(self, w, u, step, epoch, tensor: TensorState | None = None):
         tmp = self.path.with_suffix(".tmp.npz")
-        np.savez(tmp, w=w, u=u, step=step, epoch=epoch)
+        extra = {} if tensor is None else {f"tensor_{k}": v for k, v in tensor.arrays.items()}
+        np.savez(tmp, w=w, u=u, step=step, epoch=epoch, **extra)
         tmp.replace(self.path)
 
 
 def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int,
                 allowed_of: Callable[[int], np.ndarray] | None, ckpt: _Checkpoint,
-                dev_eval: Callable[[np.ndarray], float] | None, epochs: int,
-                times: list[float] | None = None) -> np.ndarray:
-    """Generic PA loop; returns averaged weights. Appends each epoch's seconds to
-    `times` (kept in model.json: an epoch far slower than the others shows there)."""
+                dev_eval: Callable[[np.ndarray, TensorArcs | None], float] | None,
+                epochs: int, times: list[float] | None = None,
+                tensor: TensorState | None = None) -> tuple[np.ndarray, TensorArcs | None]:
+    """Generic PA loop; returns the averaged weights and tensor (None without one;
+    `tensor_online` for the joint step). Appends each epoch's seconds to `times` (kept
+    in model.json: an epoch far slower than the others shows there)."""
     size = 1 << log2
     mask = np.uint64(size - 1)
-    w, u, step, start = ckpt.resume(size)
+    w, u, step, start = ckpt.resume(size, tensor)
     active = np.zeros(size, dtype=np.bool_)
     for ex in examples:
         active[tree_features(ex.heads, order, ex.enc.attrs, ex.enc.upos_prefix, mask)] = True
@@ -184,6 +190,7 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
             gold = ex.heads
             allowed = allowed_of(i) if allowed_of else all_arcs(ex.enc.n)
             S = arc_scores(ex.enc.attrs, ex.enc.upos_prefix, w, mask, allowed)
+            scored = None if tensor is None else tensor.add_scores(ex.enc.attrs, allowed, S)
             aug = _cost_augmented(S, gold)
             memo = new_memo(ex.enc.n)
             if order == 1:
@@ -208,22 +215,30 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
                 idx, val = feature_difference(
                     tree_features(gold, order, ex.enc.attrs, ex.enc.upos_prefix, mask),
                     tree_features(pred, order, ex.enc.attrs, ex.enc.upos_prefix, mask))
-                pa_update(w, u, step, idx, val, loss, cfg.C, active)
+                if tensor is None:
+                    pa_update(w, u, step, idx, val, loss, cfg.C, active)
+                else:
+                    tensor.pa_step(scored, gold, pred, loss, cfg.C, w, u, step, idx, val,
+                                   active)
             step += 1.0
             bar.update(1)
             if (k + 1) % 500 == 0 or k + 1 == len(examples):
                 bar.set_postfix(epoch=epoch + 1, train_uas=f"{100.0 * correct / max(1, total):.2f}")
-        ckpt.save(w, u, step, epoch)
+        ckpt.save(w, u, step, epoch, tensor)
         if times is not None:
             times.append(round(time.time() - t0, 1))
         msg = (f"order-{order} epoch {epoch + 1}/{epochs}: {time.time() - t0:.0f}s, "
                f"{len(examples) / (time.time() - t0):.0f} sent/s, "
                f"train UAS {100.0 * correct / max(1, total):.2f}")
         if dev_eval is not None:
-            msg += f", dev UAS {dev_eval(averaged(w, u, step)):.2f}"
+            msg += f", dev UAS {dev_eval(*_averaged(w, u, step, tensor)):.2f}"
         logger.info(msg)
     bar.close()
-    return averaged(w, u, step)
+    return _averaged(w, u, step, tensor)
+
+
+def _averaged(w, u, step, tensor: TensorState | None) -> tuple[np.ndarray, TensorArcs | None]:
+    return averaged(w, u, step), None if tensor is None else tensor.averaged(step)
 
 
 def _train_labeler(examples: list[Example], n_labels: int, cfg: TrainConfig,
@@ -269,6 +284,8 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
     """Train a graph model from a CoNLL-U file and save it to out_dir; checkpoints go
     to checkpoint_dir (default out_dir/checkpoints)."""
     cfg = cfg or TrainConfig()
+    if cfg.tensor_rank < 0 or not 0.0 <= cfg.tensor_gamma < 1.0:
+        raise ModelError("give a tensor rank of 0 (none) or more, and 0 <= gamma < 1")
     out = Path(out_dir)
     ckdir = Path(checkpoint_dir) if checkpoint_dir else out / "checkpoints"
     ckdir.mkdir(parents=True, exist_ok=True)
@@ -282,14 +299,21 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
     logger.info("%d training sentences, %d labels", len(examples), len(labels))
     empty_labels = np.zeros(1 << 4, dtype=np.float32)
 
-    def first_order_dev(w: np.ndarray) -> float:
-        m = GraphModel(1, w, labels, empty_labels)
+    def first_order_dev(w: np.ndarray, tensor: TensorArcs | None) -> float:
+        m = GraphModel(1, w, labels, empty_labels, tensor=tensor)
         return _dev_uas(m, dev, "mst", {})
 
+    def tensor_of(order: int) -> TensorState | None:   # the main model's only
+        if not cfg.tensor_rank or order != cfg.order:
+            return None
+        return TensorState(cfg.tensor_rank, cfg.tensor_log2_size, cfg.tensor_gamma,
+                           (ex.enc.attrs for ex in examples), cfg.seed, cfg.tensor_init)
+
     times: dict[str, list[float]] = {"order-1": [], f"order-{cfg.order}": [], "labeler": []}
-    pruner = _train_arcs(examples, cfg, 1, cfg.pruner_log2_size if cfg.order > 1 else cfg.log2_size,
-                         None, _Checkpoint(ckdir, "order1"), first_order_dev if dev else None,
-                         cfg.pruner_epochs if cfg.order > 1 else cfg.epochs, times["order-1"])
+    pruner, tensor = _train_arcs(
+        examples, cfg, 1, cfg.pruner_log2_size if cfg.order > 1 else cfg.log2_size, None,
+        _Checkpoint(ckdir, "order1"), first_order_dev if dev else None,
+        cfg.pruner_epochs if cfg.order > 1 else cfg.epochs, times["order-1"], tensor_of(1))
     temperature = 1.0
     if cfg.order == 1:
         weights, pruner = pruner, None
@@ -315,17 +339,20 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
         logger.info("pruning recall on train %.2f%%, %.2f heads/word", 100.0 * kept / tot,
                     sum(int(a[:, 1:].sum()) for a in allowed) / tot)
 
-        def higher_dev(w: np.ndarray) -> float:
+        def higher_dev(w: np.ndarray, tensor: TensorArcs | None) -> float:
             m = GraphModel(cfg.order, w, labels, empty_labels, pruner=pruner,
                            prune_threshold=cfg.prune_threshold,
-                           prune_max_heads=cfg.prune_max_heads, prune_temperature=temperature)
+                           prune_max_heads=cfg.prune_max_heads, prune_temperature=temperature,
+                           tensor=tensor)
             return _dev_uas(m, dev, "greedy",
                             {"restarts": cfg.dev_restarts, "converge": cfg.dev_converge})
 
-        weights = _train_arcs(examples, cfg, cfg.order, cfg.log2_size, allowed.__getitem__,
-                              _Checkpoint(ckdir, f"order{cfg.order}"),
-                              higher_dev if dev else None, cfg.epochs,
-                              times[f"order-{cfg.order}"])
+        ckpt = _Checkpoint(ckdir, f"order{cfg.order}" + (
+            f"-tensor{cfg.tensor_rank}" if cfg.tensor_rank else ""))
+        weights, tensor = _train_arcs(examples, cfg, cfg.order, cfg.log2_size,
+                                      allowed.__getitem__,
+                                      ckpt, higher_dev if dev else None, cfg.epochs,
+                                      times[f"order-{cfg.order}"], tensor_of(cfg.order))
     label_weights = _train_labeler(examples, len(labels), cfg,
                                    _Checkpoint(ckdir, f"labeler-{LABEL_FEATURE_SET}"),
                                    times["labeler"])
@@ -333,7 +360,7 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
                        prune_threshold=cfg.prune_threshold, prune_max_heads=cfg.prune_max_heads,
                        prune_temperature=temperature if cfg.order > 1 else 1.0,
                        word_classes=word_classes,
-                       word_classes_at=cfg.word_classes_at)
+                       word_classes_at=cfg.word_classes_at, tensor=tensor)
     model.save(out, {
         "train_config": asdict(cfg), "train_data": str(train_path),
         "train_data_sha256": _file_hash(train_path), "train_command": command,
