@@ -35,6 +35,7 @@ class BuildOptions:
     word_classes: str = ""         # "spacy-lookups-data" (English) or a wordclasses.npz dir
     skip: tuple[str, ...] = ()     # stages left out (`OPTIONAL` only)
     order: int = 3                 # of the graph parser
+    tensor_rank: int = 0           # of the graph parser's tensor arc scores (0: none)
     graph_epochs: int = 0          # 0: the trainer's defaults
     neural_epochs: int = 0         # each analyser's; 0: `neural.train.auto_epochs`
     neural: dict = field(default_factory=dict)   # other `NeuralConfig` fields (sizes)
@@ -105,6 +106,8 @@ def prepare(train_path: Path, dev_path: Path | None, out: Path, opts: BuildOptio
     eps = opts.neural.get("label_smoothing", 0.0)
     if not 0 <= eps < 1:
         raise ModelError(f"--label-smoothing {eps:g}: give a share of at least 0 and below 1")
+    if opts.tensor_rank < 0:
+        raise ModelError(f"--tensor-rank {opts.tensor_rank}: give a rank, or 0 for none")
     bad = set(opts.skip) - set(OPTIONAL)
     if bad:
         raise ModelError(f"cannot skip {', '.join(sorted(bad))}: only "
@@ -112,7 +115,7 @@ def prepare(train_path: Path, dev_path: Path | None, out: Path, opts: BuildOptio
     work = out / ".build"
     work.mkdir(parents=True, exist_ok=True)
     options = {k: v for k, v in asdict(opts).items() if k not in RESUMABLE_WITH_OTHER
-               and not (k == "encoder" and not v)}    # builds from before it resume
+               and not (k in ("encoder", "tensor_rank") and not v)}  # older builds resume
     key = json.loads(json.dumps({"train": _sha(train_path),
                                  "dev": _sha(dev_path) if dev_path else None,
                                  "options": options | {"keep_work": None}}))

@@ -234,9 +234,10 @@ def _graph(run: Run) -> dict:
                       word_classes_at="../frontend/tagger" if o.word_classes else "")
     if o.graph_epochs:
         cfg.epochs = cfg.pruner_epochs = cfg.label_epochs = o.graph_epochs
+    cfg.tensor_rank = o.tensor_rank
     model = train(str(_tagged_train(run)), str(run.out / "graph"), str(run.dev), cfg,
                   command="deptree train (graph stage)", checkpoint_dir=run.work / "graph")
-    return {"order": model.order}
+    return {"order": model.order, "tensor_rank": o.tensor_rank}
 
 
 def _transition(run: Run) -> dict:

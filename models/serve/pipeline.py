@@ -84,6 +84,13 @@ class Pipeline:
         """What `neural` unset means with the accurate tagger (None: no analyser)."""
         return self.c.config.arc_weight if self.c.analyser is not None else None
 
+    @property
+    def graph_parts(self) -> dict[str, Any]:
+        """What the graph model scores: its order and its tensor component's rank (0:
+        none). The tensor adds to the arc scores, so every graph decoder uses it."""
+        g = self.c.graph
+        return {"order": g.order, "tensor_rank": 0 if g.tensor is None else g.tensor.rank}
+
     def decoders(self) -> dict[str, dict[str, Any]]:
         """Decoder name -> its budget fields and defaults."""
         return decoders(self.c)
