@@ -204,6 +204,9 @@ def add_train_graph(sub: argparse._SubParsersAction) -> None:
                         "al. 2014; 0: none, the default)")
     p.add_argument("--tensor-gamma", type=float, default=None,
                    help="weight of the sparse score beside the tensor's (default 0.3)")
+    p.add_argument("--global-features", action="store_true",
+                   help="the main model also scores global features of the whole tree "
+                        "(Zhang et al. 2014; order 2 or 3; greedy's search uses them)")
     p.add_argument("--relabel-from", metavar="DIR",
                    help="retrain only the labeler of the graph model in DIR on --data (gold "
                         "trees) and write the model to --out; its trees stay the same")
@@ -230,6 +233,7 @@ def _run_train(args: argparse.Namespace) -> int:
         cfg.mixed_tags = True
     if args.word_classes:
         cfg.word_classes = args.word_classes
+    cfg.global_features = args.global_features
     command = "deptree " + " ".join(sys.argv[1:])
     if args.relabel_from:
         from models.graph.train import relabel

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from .features import MAX_FEATURES
+from .global_features import MAX_WORD_TERMS, move_delta, scores_into
 from .scoring import NO_HEAD, SCORING_ARGS, bigram_score, head_score
 from .wilson import sample_tree
 
@@ -153,16 +154,22 @@ def moved_local(heads, m, b, fa_new, order, S, attrs, up, w, mask, mk, mv, mf, p
 
 @njit(cache=True, _nrt=False)
 def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-               parts, buf, depth, visit, counts, F, B, hs, ms):
+               scratch, gl):
     """Climb from `heads` to a local optimum in place; return the tree's score.
 
     head_score of every head and the bigram scores of the current tree are
     cached (F, B); a move of m from a to b changes only F[a], F[b], F[m] and the
-    bigrams at m and m+1, and F[a] without m is the same for every b.
+    bigrams at m and m+1, and F[a] without m is the same for every b. With global
+    features (gl[0][0] = 1) each move also adds `move_delta`, their exact change.
     Compiled without numba's reference counting (`_nrt=False`; the caller
-    passes all scratch arrays): the atomic inc/decrefs around every call took 85% of
-    decoding time (perf).
+    passes all scratch arrays, packed in `scratch`: parts, buf, depth, visit, counts,
+    F, B, hs, ms; and `gl`: flag (int64[1]), lo, hi, size, G, mark, buf of
+    `global_features`): the atomic inc/decrefs around every call took 85% of decoding
+    time (perf).
     """
+    parts, buf, depth, visit, counts, F, B, hs, ms = scratch
+    glob = gl[0][0] == 1
+    lo, hi, size, G, mark, gbuf = gl[1], gl[2], gl[3], gl[4], gl[5], gl[6]
     n1 = heads.shape[0]
     for i in range(n1 + 1):
         F[i] = 0.0
@@ -172,6 +179,9 @@ def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv
         F[h] = head_score(h, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
     for m in range(2, n1):
         B[m] = bigram_score(m, heads, order, attrs, up, w, mask, mk, mv, mf, buf)
+    gtotal = 0.0
+    if glob:
+        gtotal = scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf)
     changed = True
     while changed:
         changed = False
@@ -200,6 +210,11 @@ def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv
                 new = moved_local(heads, m, b, fa_new, order, S, attrs, up, w, mask, mk, mv, mf,
                                   parts, buf)
                 delta = new - old_base - F[b]
+                if glob:
+                    heads[m] = a
+                    delta += move_delta(heads, m, b, attrs, w, mask, lo, hi, size, G, mark,
+                                        gbuf)
+                    heads[m] = NO_HEAD
                 if delta > best_delta:
                     best_delta = delta
                     best_b = b
@@ -213,8 +228,12 @@ def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv
                 heads[root] = m
                 new = _local(heads, hs, 4, ms, 4, order, S, attrs, up, w, mask, mk, mv, mf,
                              parts, buf)
+                if glob:   # two arcs change: the new tree's global score from scratch
+                    new += scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf) - gtotal
                 heads[m] = a
                 heads[root] = 0
+                if glob:
+                    scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf)
                 if new - old > best_delta:
                     best_delta = new - old
                     best_b = 0
@@ -236,7 +255,9 @@ def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv
                 if ms[i] < n1:
                     B[ms[i]] = bigram_score(ms[i], heads, order, attrs, up, w, mask, mk, mv,
                                             mf, buf)
-    total = 0.0
+            if glob:
+                gtotal = scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf)
+    total = gtotal
     for h in range(n1):
         total += F[h]
     for m in range(2, n1):
@@ -254,9 +275,10 @@ def _tree_hash(heads):
 
 @njit(cache=True)
 def greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-                 state, max_restarts, converge, chunk, best_heads, stats, opt_hashes, opt_heads,
-                 opt_scores, opt_counts, start):
-    """Run up to `chunk` restarts, continuing the search recorded in `stats`.
+                 state, limits, best_heads, stats, opt_hashes, opt_heads, opt_scores,
+                 opt_counts, start, glob):
+    """Run up to `chunk` restarts, continuing the search recorded in `stats`; limits
+    (int64): [max_restarts, converge, chunk]; glob: score the global features.
 
     stats (float64): [best score, restarts done, best restart, since improvement,
     distinct optima]. Local optima are recorded in opt_* (up to their capacity).
@@ -277,6 +299,11 @@ def greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, ma
     B = np.zeros(n1 + 2)
     hs = np.empty(4, dtype=np.int64)
     ms = np.empty(4, dtype=np.int64)
+    scratch = (parts, buf, depth, visit, counts, F, B, hs, ms)
+    gl = (np.array([np.int64(glob)]), np.empty(n1, np.int64), np.empty(n1, np.int64),
+          np.empty(n1, np.int64), np.zeros(n1), np.zeros(n1, np.bool_),
+          np.empty(MAX_WORD_TERMS, np.uint64))
+    max_restarts, converge, chunk = limits[0], limits[1], limits[2]
     for _ in range(chunk):
         if stats[1] >= max_restarts or stats[3] >= converge:
             return True
@@ -285,7 +312,7 @@ def greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, ma
         else:
             sample_tree(cand, ncand, cdf, root_cdf, state, heads, in_tree, order_buf)
         score = hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-                           parts, buf, depth, visit, counts, F, B, hs, ms)
+                           scratch, gl)
         stats[1] += 1
         th = _tree_hash(heads)
         nd = np.int64(stats[4])
@@ -315,7 +342,7 @@ def greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, ma
 
 def greedy_search(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, mask, memo, *,
                   seed_state, restarts, converge, deadline=None, chunk=8, max_optima=256,
-                  start=None):
+                  start=None, global_features=False):
     """Restart loop with a deadline (time.monotonic() value or None); `start`, if
     given, is the tree the first restart climbs from. At most `chunk` restarts per
     kernel call; with a deadline the first call makes one, the next as many as fit a
@@ -337,8 +364,10 @@ def greedy_search(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, m
     while True:
         t0 = time.monotonic()
         done = greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w,
-                            np.uint64(mask), mk, mv, mf, seed_state, restarts, converge, size,
-                            best, stats, opt_hashes, opt_heads, opt_scores, opt_counts, first)
+                            np.uint64(mask), mk, mv, mf, seed_state,
+                            np.array([restarts, converge, size], np.int64), best, stats,
+                            opt_hashes, opt_heads, opt_scores, opt_counts, first,
+                            bool(global_features))
         if done:
             break
         if deadline is not None:

@@ -29,6 +29,7 @@ from .decode_mst import decode_mst
 from .decoders import Decoded, Scorer
 from .encode import EncodedSentence, encode
 from .features import FEATURE_SET
+from .global_features import GLOBAL_FEATURE_SET
 from .labeler import LABEL_FEATURE_SET, label_scores, predict_labels
 from .prune import all_arcs, prune
 from .scoring import arc_scores
@@ -62,6 +63,7 @@ class GraphModel:
     word_classes_at: str = ""           # saved as a reference to this directory (relative
                                         # to the model's), e.g. the front-end tagger's
     tensor: TensorArcs | None = None    # low-rank tensor arc scores (Lei et al. 2014)
+    global_features: bool = False       # scores `global_features` (greedy's search)
 
     @property
     def mask(self) -> int:
@@ -130,7 +132,8 @@ class GraphModel:
                 S1 = S1 + arc_bonus
         return Scorer(self.order, S, allowed, enc.attrs, enc.upos_prefix, self.weights,
                       self.mask, first_order=S1, neural=arc_bonus is not None,
-                      arc_temperature=arc_temperature if arc_bonus is not None else None)
+                      arc_temperature=arc_temperature if arc_bonus is not None else None,
+                      global_features=self.global_features)
 
     def label(self, enc: EncodedSentence, heads: np.ndarray) -> list[str]:
         """The labeler's relation of each arc of the tree heads (heads[0] = -1), within
@@ -222,6 +225,7 @@ class GraphModel:
             "prune_temperature": self.prune_temperature, "has_pruner": self.pruner is not None,
             "word_classes": (self.word_classes_at or True) if self.word_classes is not None
             else False,
+            "global_features": GLOBAL_FEATURE_SET if self.global_features else False,
             "tensor": False if self.tensor is None else {
                 "rank": self.tensor.rank, "gamma": round(1.0 - self.tensor.lam, 6),
                 "feature_set": TENSOR_FEATURE_SET},
@@ -266,6 +270,10 @@ class GraphModel:
                                  f"{meta['tensor'].get('feature_set')}, this code "
                                  f"{TENSOR_FEATURE_SET}")
             tensor = TensorArcs.from_arrays(data, 1.0 - float(meta["tensor"]["gamma"]))
+        glob = meta.get("global_features", False)
+        if glob and glob != GLOBAL_FEATURE_SET:
+            raise ModelError(f"the model in {d} has global features {glob}, this code "
+                             f"{GLOBAL_FEATURE_SET}")
         return cls(order=int(meta["order"]), weights=vec("main"), labels=list(meta["labels"]),
                    label_weights=vec("labeler") if labeler else np.zeros(16, np.float32),
                    pruner=vec("pruner"),
@@ -274,7 +282,8 @@ class GraphModel:
                    prune_temperature=float(meta.get("prune_temperature", 1.0)), meta=meta,
                    word_classes=cls._load_word_classes(d, meta.get("word_classes")),
                    word_classes_at=meta["word_classes"]
-                   if isinstance(meta.get("word_classes"), str) else "", tensor=tensor)
+                   if isinstance(meta.get("word_classes"), str) else "", tensor=tensor,
+                   global_features=bool(glob))
 
     @staticmethod
     def _load_word_classes(d: Path, where: bool | str | None) -> WordClasses | None:

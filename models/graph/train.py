@@ -23,9 +23,11 @@ from ..conllu import Sentence, read_conllu, validate_tree
 from ..errors import ModelError
 from ..progress import progress_bar
 from ..text.wordclasses import WordClasses
+from .checkpoint import Checkpoint
 from .decode_greedy import greedy_search
 from .decode_mst import decode_mst
 from .encode import EncodedSentence, encode
+from .global_features import global_feature_ids, global_score
 from .labeler import LABEL_FEATURE_SET, perceptron_sentence
 from .model import GraphModel
 from .online import averaged, feature_difference, pa_update
@@ -67,6 +69,7 @@ class TrainConfig:
     tensor_log2_size: int = 17  # log2 of the hashed rows of its word features
     tensor_gamma: float = 0.3   # the tensor's scores are weighted 1 - gamma
     tensor_init: float = 0.1    # deviation of the random start of U, V, W
+    global_features: bool = False  # the main model scores `global_features` (order > 1)
 
 
 @dataclass
@@ -140,42 +143,31 @@ def _cost_augmented(S: np.ndarray, gold: np.ndarray) -> np.ndarray:
     return aug
 
 
-class _Checkpoint:
-    def __init__(self, directory: Path, stage: str):
-        self.path = directory / f"checkpoint-{stage}.npz"
-
-    def resume(self, size: int, tensor: TensorState | None = None):
-        """(w, u, step, first epoch to run): from the checkpoint, or fresh; a tensor's
-        matrices are restored in place."""
-        if not self.path.exists():
-            return np.zeros(size, dtype=np.float32), np.zeros(size, dtype=np.float64), 1.0, 0
-        d = np.load(self.path)
-        logger.info("resuming %s after epoch %d", self.path.name, int(d["epoch"]))
-        if tensor is not None:
-            tensor.restore(d)
-        return d["w"], d["u"], float(d["step"]), int(d["epoch"]) + 1
-
-    def save(self, w, u, step, epoch, tensor: TensorState | None = None):
-        tmp = self.path.with_suffix(".tmp.npz")
-        extra = {} if tensor is None else {f"tensor_{k}": v for k, v in tensor.arrays.items()}
-        np.savez(tmp, w=w, u=u, step=step, epoch=epoch, **extra)
-        tmp.replace(self.path)
-
-
 def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int,
-                allowed_of: Callable[[int], np.ndarray] | None, ckpt: _Checkpoint,
+                allowed_of: Callable[[int], np.ndarray] | None, ckpt: Checkpoint,
                 dev_eval: Callable[[np.ndarray, TensorArcs | None], float] | None,
                 epochs: int, times: list[float] | None = None,
-                tensor: TensorState | None = None) -> tuple[np.ndarray, TensorArcs | None]:
+                tensor: TensorState | None = None, glob: bool = False
+                ) -> tuple[np.ndarray, TensorArcs | None]:
     """Generic PA loop; returns the averaged weights and tensor (None without one;
-    `tensor_online` for the joint step). Appends each epoch's seconds to `times` (kept
-    in model.json: an epoch far slower than the others shows there)."""
+    `tensor_online` for the joint step); glob: the trees' global features are scored
+    and learnt too. Appends each epoch's seconds to `times` (kept in model.json: an
+    epoch far slower than the others shows there)."""
     size = 1 << log2
     mask = np.uint64(size - 1)
     w, u, step, start = ckpt.resume(size, tensor)
+
+    def features(heads: np.ndarray, enc: EncodedSentence) -> np.ndarray:
+        f = tree_features(heads, order, enc.attrs, enc.upos_prefix, mask)
+        return np.concatenate([f, global_feature_ids(heads, enc.attrs, mask)]) if glob else f
+
+    def score(heads: np.ndarray, S: np.ndarray, enc: EncodedSentence, memo) -> float:
+        s = tree_score(heads, order, S, enc.attrs, enc.upos_prefix, w, mask, *memo)
+        return s + global_score(heads, enc.attrs, w, mask) if glob else s
+
     active = np.zeros(size, dtype=np.bool_)
     for ex in examples:
-        active[tree_features(ex.heads, order, ex.enc.attrs, ex.enc.upos_prefix, mask)] = True
+        active[features(ex.heads, ex.enc)] = True
     logger.info("order-%d features: %d slots of %d used by gold trees (%.1f%%)", order,
                 int(active.sum()), size, 100.0 * active.sum() / size)
     rng = np.random.default_rng(cfg.seed)
@@ -201,20 +193,14 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
                                     space.root_ok, order, aug, ex.enc.attrs, ex.enc.upos_prefix,
                                     w, int(mask), memo, seed_state=new_state(cfg.seed + k),
                                     restarts=cfg.train_restarts, converge=cfg.train_converge,
-                                    start=decode_mst(aug))
+                                    start=decode_mst(aug), global_features=glob)
                 pred = res.heads
             ham = int((pred[1:] != gold[1:]).sum())
             correct += gold.shape[0] - 1 - ham
             total += gold.shape[0] - 1
             if ham:
-                s_pred = tree_score(pred, order, S, ex.enc.attrs, ex.enc.upos_prefix, w, mask,
-                                    *memo)
-                s_gold = tree_score(gold, order, S, ex.enc.attrs, ex.enc.upos_prefix, w, mask,
-                                    *memo)
-                loss = s_pred - s_gold + ham
-                idx, val = feature_difference(
-                    tree_features(gold, order, ex.enc.attrs, ex.enc.upos_prefix, mask),
-                    tree_features(pred, order, ex.enc.attrs, ex.enc.upos_prefix, mask))
+                loss = score(pred, S, ex.enc, memo) - score(gold, S, ex.enc, memo) + ham
+                idx, val = feature_difference(features(gold, ex.enc), features(pred, ex.enc))
                 if tensor is None:
                     pa_update(w, u, step, idx, val, loss, cfg.C, active)
                 else:
@@ -242,7 +228,7 @@ def _averaged(w, u, step, tensor: TensorState | None) -> tuple[np.ndarray, Tenso
 
 
 def _train_labeler(examples: list[Example], n_labels: int, cfg: TrainConfig,
-                   ckpt: _Checkpoint, times: list[float] | None = None) -> np.ndarray:
+                   ckpt: Checkpoint, times: list[float] | None = None) -> np.ndarray:
     size = 1 << cfg.label_log2_size
     mask = np.uint64(size - 1)
     w, u, step, start = ckpt.resume(size)
@@ -312,7 +298,7 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
     times: dict[str, list[float]] = {"order-1": [], f"order-{cfg.order}": [], "labeler": []}
     pruner, tensor = _train_arcs(
         examples, cfg, 1, cfg.pruner_log2_size if cfg.order > 1 else cfg.log2_size, None,
-        _Checkpoint(ckdir, "order1"), first_order_dev if dev else None,
+        Checkpoint(ckdir, "order1"), first_order_dev if dev else None,
         cfg.pruner_epochs if cfg.order > 1 else cfg.epochs, times["order-1"], tensor_of(1))
     temperature = 1.0
     if cfg.order == 1:
@@ -343,24 +329,26 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
             m = GraphModel(cfg.order, w, labels, empty_labels, pruner=pruner,
                            prune_threshold=cfg.prune_threshold,
                            prune_max_heads=cfg.prune_max_heads, prune_temperature=temperature,
-                           tensor=tensor)
+                           tensor=tensor, global_features=cfg.global_features)
             return _dev_uas(m, dev, "greedy",
                             {"restarts": cfg.dev_restarts, "converge": cfg.dev_converge})
 
-        ckpt = _Checkpoint(ckdir, f"order{cfg.order}" + (
+        ckpt = Checkpoint(ckdir, f"order{cfg.order}" + (
             f"-tensor{cfg.tensor_rank}" if cfg.tensor_rank else ""))
         weights, tensor = _train_arcs(examples, cfg, cfg.order, cfg.log2_size,
                                       allowed.__getitem__,
                                       ckpt, higher_dev if dev else None, cfg.epochs,
-                                      times[f"order-{cfg.order}"], tensor_of(cfg.order))
+                                      times[f"order-{cfg.order}"], tensor_of(cfg.order),
+                                      cfg.global_features)
     label_weights = _train_labeler(examples, len(labels), cfg,
-                                   _Checkpoint(ckdir, f"labeler-{LABEL_FEATURE_SET}"),
+                                   Checkpoint(ckdir, f"labeler-{LABEL_FEATURE_SET}"),
                                    times["labeler"])
     model = GraphModel(cfg.order, weights, labels, label_weights, pruner=pruner,
                        prune_threshold=cfg.prune_threshold, prune_max_heads=cfg.prune_max_heads,
                        prune_temperature=temperature if cfg.order > 1 else 1.0,
                        word_classes=word_classes,
-                       word_classes_at=cfg.word_classes_at, tensor=tensor)
+                       word_classes_at=cfg.word_classes_at, tensor=tensor,
+                       global_features=cfg.global_features and cfg.order > 1)
     model.save(out, {
         "train_config": asdict(cfg), "train_data": str(train_path),
         "train_data_sha256": _file_hash(train_path), "train_command": command,
@@ -390,7 +378,7 @@ def relabel(model_dir: str | Path, train_path: str | Path, out_dir: str | Path,
     ckdir = out / "checkpoints"
     ckdir.mkdir(parents=True, exist_ok=True)
     model.label_weights = _train_labeler(examples, len(model.labels), cfg,
-                                         _Checkpoint(ckdir, f"labeler-{LABEL_FEATURE_SET}"))
+                                         Checkpoint(ckdir, f"labeler-{LABEL_FEATURE_SET}"))
     model.save(out, {"labeler_training": {
         "label_feature_set": LABEL_FEATURE_SET, "label_epochs": cfg.label_epochs,
         "label_log2_size": cfg.label_log2_size, "seed": cfg.seed,

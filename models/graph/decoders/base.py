@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...decoders import Field
+from ..global_features import global_score
 from ..scoring import new_memo, tree_score
 
 
@@ -36,11 +37,17 @@ class Scorer:
                            # confidence has a temperature for each case)
     arc_temperature: float | None = None   # greedy confidence's, as the model calibrated
                                            # it for its analyser (None: the constants)
+    global_features: bool = False          # the model scores them (`global_features`;
+                                           # greedy's search does, the others not yet)
 
     def score(self, heads: np.ndarray) -> float:
         mk, mv, mf = new_memo(self.S.shape[0] - 1)
-        return float(tree_score(heads, self.order, self.S, self.attrs, self.upos_prefix,
-                                self.weights, np.uint64(self.mask), mk, mv, mf))
+        s = float(tree_score(heads, self.order, self.S, self.attrs, self.upos_prefix,
+                             self.weights, np.uint64(self.mask), mk, mv, mf))
+        if self.global_features:
+            s += float(global_score(np.asarray(heads, np.int64), self.attrs, self.weights,
+                                    self.mask))
+        return s
 
 
 SEED = Field("seed", "int", 0, "random seed: the same seed gives the same tree", lo=0,

@@ -45,7 +45,8 @@ def decode(sc: Scorer, b: dict) -> Decoded:
                         sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights, sc.mask,
                         new_memo(sc.S.shape[0] - 1), seed_state=new_state(b["seed"]),
                         restarts=b["restarts"], converge=b["converge"],
-                        deadline=deadline_of(b), start=start)
+                        deadline=deadline_of(b), start=start,
+                        global_features=sc.global_features)
     stats = {
         "restarts_used": res.restarts, "best_restart": res.best_restart,
         "distinct_optima": res.distinct_optima, "deadline_hit": res.deadline_hit,
