@@ -145,7 +145,7 @@ class Engine:
                         "arc_weight": pipe.arc_weight,
                         # the pretrained encoder the `contextual` tagger reads (None: none)
                         "encoder": pipe.encoder,
-                        # the graph model's order and tensor rank (0: none)
+                        # the graph model's order, tensor rank (0: none), global features
                         "graph": pipe.graph_parts,
                         # taggers the model has that this install cannot run, and why
                         "unavailable": pipe.unavailable}

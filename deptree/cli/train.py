@@ -46,7 +46,12 @@ def add_build(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--graph-epochs", type=int, default=0)
     p.add_argument("--tensor-rank", type=int, default=0, metavar="R",
                    help="add low-rank tensor arc scores of rank R to the graph parser (Lei "
-                        "et al. 2014); default 0, none: bench/RESULTS.md, 'Tensor'")
+                        "et al. 2014); default 0, none: bench/RESULTS.md, 'The graph "
+                        "model's parts'")
+    p.add_argument("--global-features", action="store_true",
+                   help="the graph parser also scores global features of the whole tree "
+                        "(Zhang et al. 2014; greedy's search uses them); default off: "
+                        "bench/RESULTS.md, 'The graph model's parts'")
     p.add_argument("--neural-epochs", type=int, default=0, help="0: by the treebank's size")
     p.add_argument("--analysers", type=int, default=0, metavar="N",
                    help="neural analysers trained from seeds seed..seed+N-1 and averaged; "
@@ -155,7 +160,7 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
     return BuildOptions(name=args.name, language=build_language(args), vectors=args.vectors,
                         encoder=encoder, word_classes=args.word_classes,
                         skip=tuple(s for s in args.skip.split(",") if s), order=args.order,
-                        tensor_rank=args.tensor_rank,
+                        tensor_rank=args.tensor_rank, global_features=args.global_features,
                         graph_epochs=args.graph_epochs, neural_epochs=args.neural_epochs,
                         neural=neural, analysers=args.analysers,
                         transition_epochs=args.transition_epochs, jackknife=args.jackknife,

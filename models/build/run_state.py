@@ -36,6 +36,7 @@ class BuildOptions:
     skip: tuple[str, ...] = ()     # stages left out (`OPTIONAL` only)
     order: int = 3                 # of the graph parser
     tensor_rank: int = 0           # of the graph parser's tensor arc scores (0: none)
+    global_features: bool = False  # the graph parser scores global features (greedy)
     graph_epochs: int = 0          # 0: the trainer's defaults
     neural_epochs: int = 0         # each analyser's; 0: `neural.train.auto_epochs`
     neural: dict = field(default_factory=dict)   # other `NeuralConfig` fields (sizes)
@@ -115,7 +116,7 @@ def prepare(train_path: Path, dev_path: Path | None, out: Path, opts: BuildOptio
     work = out / ".build"
     work.mkdir(parents=True, exist_ok=True)
     options = {k: v for k, v in asdict(opts).items() if k not in RESUMABLE_WITH_OTHER
-               and not (k in ("encoder", "tensor_rank") and not v)}  # older builds resume
+               and not (k in ("encoder", "tensor_rank", "global_features") and not v)}
     key = json.loads(json.dumps({"train": _sha(train_path),
                                  "dev": _sha(dev_path) if dev_path else None,
                                  "options": options | {"keep_work": None}}))

@@ -234,10 +234,11 @@ def _graph(run: Run) -> dict:
                       word_classes_at="../frontend/tagger" if o.word_classes else "")
     if o.graph_epochs:
         cfg.epochs = cfg.pruner_epochs = cfg.label_epochs = o.graph_epochs
-    cfg.tensor_rank = o.tensor_rank
+    cfg.tensor_rank, cfg.global_features = o.tensor_rank, o.global_features
     model = train(str(_tagged_train(run)), str(run.out / "graph"), str(run.dev), cfg,
                   command="deptree train (graph stage)", checkpoint_dir=run.work / "graph")
-    return {"order": model.order, "tensor_rank": o.tensor_rank}
+    return {"order": model.order, "tensor_rank": o.tensor_rank,
+            "global_features": model.global_features}
 
 
 def _transition(run: Run) -> dict:

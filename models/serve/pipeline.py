@@ -86,10 +86,12 @@ class Pipeline:
 
     @property
     def graph_parts(self) -> dict[str, Any]:
-        """What the graph model scores: its order and its tensor component's rank (0:
-        none). The tensor adds to the arc scores, so every graph decoder uses it."""
+        """What the graph model scores: its order, its tensor component's rank (0: none;
+        it adds to the arc scores, so every graph decoder uses it) and whether it has
+        global features (only greedy's search scores them)."""
         g = self.c.graph
-        return {"order": g.order, "tensor_rank": 0 if g.tensor is None else g.tensor.rank}
+        return {"order": g.order, "tensor_rank": 0 if g.tensor is None else g.tensor.rank,
+                "global_features": g.global_features}
 
     def decoders(self) -> dict[str, dict[str, Any]]:
         """Decoder name -> its budget fields and defaults."""

@@ -25,8 +25,10 @@ async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
     package versions, layers; null without one), `unavailable` (taggers the model has
     that this install cannot run, each with why: the contextual one where the
     encoder's package is not installed, with the command that installs it),
-    `graph` (the graph model's `order` and `tensor_rank`, 0 without the low-rank tensor
-    arc scores, which every graph decoder then reads), `arc_weight` (the weight of the neural arc
+    `graph` (the graph model's `order`; `tensor_rank`, 0 without the low-rank tensor
+    arc scores, which every graph decoder then reads; `global_features`, whether it
+    scores the whole tree's global features: `greedy` uses them, `mst`, `bgi` and
+    `sampling` do not), `arc_weight` (the weight of the neural arc
     scores when the graph decoders' `neural` is unset and the accurate tagger tags; null
     for a model without them), `analysers` (how many neural analysers the model averages;
     where several, every decoder has the budget field `analysers` to use fewer, faster),
