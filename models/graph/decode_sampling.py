@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from .features import MAX_FEATURES
-from .sampling_moves import gibbs_step, init_scores, walk_step
+from .sampling_moves import gibbs_step, global_refresh, global_scratch, init_scores, walk_step
 
 GIBBS = 0
 RANDOM_WALK = 1
@@ -47,9 +47,11 @@ N_STATS = 9
 
 @njit(cache=True)
 def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-                   Q, state, proposal, K, t0, cooling, tp_min, max_sweeps, converge, chunk,
-                   stats, best_heads, anneal, burn_in, agree, trace):
-    """Run up to `chunk` sweeps of the chain recorded in `stats` (float64 (N_STATS)).
+                   Q, state, proposal, K, t0, cooling, tp_min, limits, stats, best_heads,
+                   anneal, burn_in, agree, trace, gl):
+    """Run up to `chunk` sweeps of the chain recorded in `stats` (float64 (N_STATS));
+    limits (int64): [max_sweeps, converge, chunk]; gl: the global features' scratch and
+    the current tree's terms (`sampling_moves.global_scratch`).
 
     anneal: T = max(t0 * cooling**sweep, MIN_T); random-walk proposals use
     Tp = max(T, tp_min); the best tree goes to best_heads; stop after max_sweeps
@@ -74,6 +76,8 @@ def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, ma
     cdf = np.empty((n1, width + 1))
     zs = np.empty(K, dtype=np.int64)
     old = np.empty(K, dtype=np.int64)
+    scratch = (hs, ms, parts, buf)
+    max_sweeps, converge, chunk = limits[0], limits[1], limits[2]
     g_steps = n1 - 2 if proposal == GIBBS else 0
     w_steps = 0 if proposal == GIBBS else (n1 - 1 + K - 1) // K
     for _ in range(chunk):
@@ -86,13 +90,11 @@ def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, ma
         for s in range(g_steps + w_steps):
             if s < g_steps:
                 d, changed = gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w,
-                                        mask, mk, mv, mf, T, state, delta, opt, hs, ms, parts,
-                                        buf)
+                                        mask, mk, mv, mf, T, state, delta, opt, scratch, gl)
             else:
                 d, changed, failed = walk_step(heads, F, B, cand, ncand, root_ok, order, S, attrs,
                                                up, w, mask, mk, mv, mf, Q, T, Tp, K, state, perm,
-                                               in_z, in_tree, nxt, cdf, zs, old, hs, ms, parts,
-                                               buf)
+                                               in_z, in_tree, nxt, cdf, zs, old, scratch, gl)
                 stats[_WALK_FAIL] += failed
             stats[_PROPOSED] += 1
             if changed:
@@ -139,7 +141,7 @@ class SamplingResult:
 class _Chain:
     """One chain's arrays and the Python loop around `sampling_chunk`."""
 
-    def __init__(self, heads, tables, Q, seed_state, proposal, k, tp_min):
+    def __init__(self, heads, tables, Q, seed_state, proposal, k, tp_min, glob=False):
         self.heads = np.array(heads, dtype=np.int64)
         self.heads[0] = -1
         self.t = tables
@@ -152,8 +154,10 @@ class _Chain:
         self.F = np.zeros(n1 + 2)
         self.B = np.zeros(n1 + 3)
         self.stats = np.zeros(N_STATS)
+        self.gl = global_scratch(n1, glob)
         self.stats[_SCORE] = self.stats[_BEST] = init_scores(self.heads, self.F, self.B,
-                                                             *tables[3:])
+                                                             *tables[3:]) + global_refresh(
+            self.heads, tables[5], tables[7], tables[8], self.gl)
 
     def run(self, *, t0, cooling, max_sweeps, converge, anneal, best, burn_in, agree, trace,
             deadline, chunk) -> bool:
@@ -161,9 +165,9 @@ class _Chain:
         while True:
             done = sampling_chunk(self.heads, self.F, self.B, *self.t, self.Q, self.state,
                                   self.proposal,
-                                  self.k, t0, cooling, self.tp_min, max_sweeps, converge, chunk,
-                                  self.stats,
-                                  best, anneal, burn_in, agree, trace)
+                                  self.k, t0, cooling, self.tp_min,
+                                  np.array([max_sweeps, converge, chunk], np.int64), self.stats,
+                                  best, anneal, burn_in, agree, trace, self.gl)
             if done:
                 return False
             if deadline is not None and time.monotonic() >= deadline:
@@ -174,7 +178,8 @@ def sampling_search(cand, ncand, root_ok, order, S, attrs, up, w, mask, memo, *,
                     seed_state, proposal="gibbs", samples=50, temperature=1.0, cooling=0.9,
                     converge=10, chains=1, deadline=None, confidence_sweeps=0,
                     confidence_temperature=1.0, proposal_scores=None, k=RW_K,
-                    proposal_min_t=PROPOSAL_MIN_T, chunk=4, trace=None) -> SamplingResult:
+                    proposal_min_t=PROPOSAL_MIN_T, chunk=4, trace=None,
+                    global_features=False) -> SamplingResult:
     """Anneal `chains` independent chains from `start` (int64 (n+1)), one after
     the other on one random stream, and keep the best tree; then, if
     confidence_sweeps > 0, sample that many sweeps at confidence_temperature from
@@ -191,7 +196,7 @@ def sampling_search(cand, ncand, root_ok, order, S, attrs, up, w, mask, memo, *,
     total = np.zeros(N_STATS)
     hit = False
     for c in range(chains):
-        chain = _Chain(start, tables, Q, seed_state, code, k, proposal_min_t)
+        chain = _Chain(start, tables, Q, seed_state, code, k, proposal_min_t, global_features)
         heads = chain.heads.copy()
         hit = chain.run(t0=float(temperature), cooling=float(cooling), max_sweeps=samples,
                         converge=converge, anneal=True, best=heads, burn_in=0,
@@ -204,7 +209,7 @@ def sampling_search(cand, ncand, root_ok, order, S, attrs, up, w, mask, memo, *,
             break
     agree, kept = None, 0
     if confidence_sweeps > 0 and not hit:
-        conf = _Chain(best, tables, Q, seed_state, code, k, proposal_min_t)
+        conf = _Chain(best, tables, Q, seed_state, code, k, proposal_min_t, global_features)
         agree = np.zeros(n1)
         hit = conf.run(t0=float(confidence_temperature), cooling=1.0,
                        max_sweeps=confidence_sweeps, converge=0, anneal=False, best=best,

@@ -34,6 +34,7 @@ from numba import njit
 
 from .decode_greedy import _distinct_sum, _is_descendant, _local, moved_local
 from .features import MAX_FEATURES
+from .global_features import MAX_WORD_TERMS, move_delta, scores_into
 from .rng import randint, uniform
 from .scoring import NO_HEAD, SCORING_ARGS, bigram_score, head_score
 
@@ -102,15 +103,36 @@ def _draw_index(logits, k, state):
     return k - 1
 
 
+def global_scratch(n1: int, on: bool) -> tuple:
+    """The `gl` of the chain kernels (and of `decode_greedy.hill_climb`): (flag, lo, hi,
+    size, G, mark, buf) for trees of n1 - 1 words; flag[0] = 1 scores the model's
+    global features, G holding the current tree's terms (`global_features`)."""
+    return (np.array([int(on)], np.int64), np.empty(n1, np.int64), np.empty(n1, np.int64),
+            np.empty(n1, np.int64), np.zeros(n1), np.zeros(n1, np.bool_),
+            np.empty(MAX_WORD_TERMS, np.uint64))
+
+
+@njit(cache=True, _nrt=False)
+def global_refresh(heads, attrs, w, mask, gl):
+    """The current tree's global terms into gl's G; their sum (0.0 without globals)."""
+    if gl[0][0] != 1:
+        return 0.0
+    return scores_into(heads, attrs, w, mask, gl[1], gl[2], gl[3], gl[4], gl[6])
+
+
 @njit(cache=True, _nrt=False)
 def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-               T, state, delta, opt, hs, ms, parts, buf):
-    """One Gibbs proposal at temperature T; updates heads, F, B in place.
+               T, state, delta, opt, scratch, gl):
+    """One Gibbs proposal at temperature T; updates heads, F, B (and the global terms
+    in gl, `global_scratch`) in place.
 
     delta (float64) and opt (int64) hold at least 2 * cand width + 1 options;
-    hs, ms (int64 >= 12) are scratch. Returns the score change (0.0 when the
-    drawn tree is the current one) and whether the tree changed.
+    scratch = (hs, ms, parts, buf), hs, ms int64 >= 12. Returns the score change (0.0
+    when the drawn tree is the current one) and whether the tree changed.
     """
+    hs, ms, parts, buf = scratch
+    glob = gl[0][0] == 1
+    lo, hi, size, G, mark, gbuf = gl[1], gl[2], gl[3], gl[4], gl[5], gl[6]
     n1 = heads.shape[0]
     if n1 < 3:
         return 0.0, False
@@ -133,10 +155,19 @@ def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, 
             new = moved_local(heads, m, b, fa_new, order, S, attrs, up, w, mask, mk, mv, mf,
                               parts, buf)
             delta[k] = new - base - F[b]
+            if glob:
+                heads[m] = a
+                delta[k] += move_delta(heads, m, b, attrs, w, mask, lo, hi, size, G, mark,
+                                       gbuf)
+                heads[m] = NO_HEAD
         opt[k] = b
         k += 1
     heads[m] = a
     # re-rooting: m under the root, r under b in m's subtree (coded as -1 - b)
+    gtotal = 0.0
+    if glob and root_ok[m]:
+        for i in range(n1):
+            gtotal += G[i]
     if root_ok[m]:
         hs[0] = 0; hs[1] = a; hs[2] = m; hs[4] = r
         ms[0] = m; ms[1] = m + 1; ms[2] = r; ms[3] = r + 1
@@ -149,11 +180,15 @@ def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, 
             heads[m] = 0
             heads[r] = b
             new = _local(heads, hs, 5, ms, 4, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
+            if glob:   # two arcs change: the new tree's global score from scratch
+                new += scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf) - gtotal
             heads[m] = a
             heads[r] = 0
             delta[k] = new - old
             opt[k] = -1 - b
             k += 1
+    if glob and root_ok[m]:
+        scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf)
     for i in range(k):
         delta[i] /= T
     i = _draw_index(delta, k, state)
@@ -173,20 +208,23 @@ def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, 
         hs[0] = 0; hs[1] = a; hs[2] = m; hs[3] = b; hs[4] = r
         ms[0] = m; ms[1] = m + 1; ms[2] = r; ms[3] = r + 1
         _refresh(heads, F, B, hs, 5, ms, 4, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
+    if glob:
+        scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf)
     return d, True
 
 
 @njit(cache=True, _nrt=False)
 def walk_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-              Q, T, Tp, K, state, perm, in_z, in_tree, nxt, cdf, zs, old, hs, ms, parts, buf):
+              Q, T, Tp, K, state, perm, in_z, in_tree, nxt, cdf, zs, old, scratch, gl):
     """One random-walk MH proposal redrawing K heads from exp(Q/Tp) (Q: float64
     (n+1, n+1) first-order proposal scores, finite on allowed arcs) at temperature
-    T; updates heads, F, B in place when accepted.
+    T; updates heads, F, B (and gl's global terms) in place when accepted.
 
     Scratch: perm, nxt (int64 (n+1)), in_z, in_tree (bool (n+1)), cdf (float64
-    (n+1, width+1)), zs, old (int64 >= K), hs, ms (int64 >= 3K+1).
-    Returns (score change, changed, walk given up).
+    (n+1, width+1)), zs, old (int64 >= K), scratch = (hs, ms, parts, buf) with hs, ms
+    int64 >= 3K+1. Returns (score change, changed, walk given up).
     """
+    hs, ms, parts, buf = scratch
     n1 = heads.shape[0]
     n = n1 - 1
     if n < 2:
@@ -268,10 +306,16 @@ def walk_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, m
         heads[zs[i]] = nxt[zs[i]]
     d = _local(heads, hs, nh, ms, 2 * k, order, S, attrs, up, w, mask, mk, mv, mf, parts,
                buf) - before
+    if gl[0][0] == 1:    # K arcs change: the global score of the new tree from scratch
+        gtotal = 0.0
+        for i in range(n1):
+            gtotal += gl[4][i]
+        d += global_refresh(heads, attrs, w, mask, gl) - gtotal
     if np.log(uniform(state)) < d / T - d1 / Tp:
         _refresh(heads, F, B, hs, nh, ms, 2 * k, order, S, attrs, up, w, mask, mk, mv, mf,
                  parts, buf)
         return d, True, False
     for i in range(k):
         heads[zs[i]] = old[i]
+    global_refresh(heads, attrs, w, mask, gl)
     return 0.0, False, False

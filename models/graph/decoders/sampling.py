@@ -51,7 +51,8 @@ def decode(sc: Scorer, b: dict) -> Decoded:
                           cooling=b["cooling"], converge=b["converge"], chains=b["chains"],
                           deadline=deadline_of(b),
                           confidence_sweeps=CONFIDENCE_SWEEPS if b["confidence"] else 0,
-                          confidence_temperature=CONFIDENCE_TEMPERATURE)
+                          confidence_temperature=CONFIDENCE_TEMPERATURE,
+                          global_features=sc.global_features)
     stats = {
         "samples_used": res.sweeps, "chains_used": res.chains, "best_chain": res.best_chain,
         "best_sample": res.best_sweep, "proposals": res.proposals,

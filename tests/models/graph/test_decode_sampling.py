@@ -1,4 +1,6 @@
 """MCMC sampling decoder: valid trees, exactness against brute force, seeds, budgets."""
+import dataclasses
+
 import numpy as np
 import pytest
 from graph_fixtures import MASK, all_trees, first_order_scorer, third_order_scorer
@@ -33,7 +35,8 @@ def _search(sc, start=None, seed=0, **kw):
     start = decode_mst(sc.S) if start is None else start
     return sampling_search(space.cand, space.ncand, space.root_ok, sc.order, sc.S, sc.attrs,
                            sc.upos_prefix, sc.weights, sc.mask, new_memo(sc.S.shape[0] - 1),
-                           start=start, seed_state=new_state(seed), **kw)
+                           start=start, seed_state=new_state(seed),
+                           global_features=sc.global_features, **kw)
 
 
 def _chain(sc, sweeps, **kw):
@@ -56,6 +59,9 @@ def test_every_sample_is_a_valid_tree_on_allowed_arcs(rng, proposal):
         res = decode_sampling(sc, {"proposal": proposal, "samples": 30})
         assert is_valid_tree(res.heads) and res.heads[0] == -1
         assert res.score == pytest.approx(sc.score(res.heads), rel=1e-9, abs=1e-9)
+        glob = dataclasses.replace(sc, global_features=True)   # the chain tracks its score
+        tracked = _search(glob, proposal=proposal, samples=20, temperature=2.0)
+        assert tracked.score == pytest.approx(glob.score(tracked.heads), rel=1e-9, abs=1e-9)
 
 
 @pytest.mark.parametrize("proposal", PROPOSALS)
@@ -82,22 +88,25 @@ def _exact_distribution(sc, T):
     return {tuple(t[1:]): i for i, t in enumerate(trees)}, p / p.sum()
 
 
-@pytest.mark.parametrize("n,proposal,k,pruned,own_q", [
-    (4, "gibbs", 4, False, False), (5, "gibbs", 4, True, False),
-    (4, "random_walk", 2, False, False), (5, "random_walk", 2, False, True),
-    (5, "random_walk", 3, True, True)])
-def test_chain_distribution_matches_brute_force(n, proposal, k, pruned, own_q):
+@pytest.mark.parametrize("n,proposal,k,pruned,own_q,glob", [
+    (4, "gibbs", 4, False, False, False), (5, "gibbs", 4, True, False, False),
+    (4, "random_walk", 2, False, False, False), (5, "random_walk", 2, False, True, False),
+    (5, "random_walk", 3, True, True, False), (5, "gibbs", 4, False, False, True),
+    (5, "random_walk", 2, False, True, True)])
+def test_chain_distribution_matches_brute_force(n, proposal, k, pruned, own_q, glob):
     """The stationary distribution is exp(s/T) over all (allowed) trees: total
     variation between the chain's visits and the enumeration stays small. (With
     the proposal term dropped from the MH ratio it is 0.5 or more.) own_q: the
-    walk draws from other first-order scores than S, as the decoder does."""
+    walk draws from other first-order scores than S, as the decoder does; glob: the
+    score has the global features (`global_features`)."""
     rng = np.random.default_rng(100 + n + k)
     allowed = all_arcs(n)
     if pruned:  # drop a few arcs, keep at least two root arcs
         allowed[rng.integers(1, n + 1, 4), rng.integers(1, n + 1, 4)] = False
         allowed[0, 1] = allowed[0, 2] = True
         allowed[np.arange(n + 1), np.arange(n + 1)] = False
-    sc = third_order_scorer(rng, n, allowed, scale=0.3)
+    sc = dataclasses.replace(third_order_scorer(rng, n, allowed, scale=0.3),
+                             global_features=glob)
     index, p = _exact_distribution(sc, 1.0)
     sweeps = 120_000 if proposal == "gibbs" else 300_000  # walks mix slower, cost less
     q = sc.S + rng.normal(size=sc.S.shape) if own_q else None
