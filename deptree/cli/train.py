@@ -50,7 +50,7 @@ def add_build(sub: argparse._SubParsersAction) -> None:
                         "model's parts'")
     p.add_argument("--global-features", action="store_true",
                    help="the graph parser also scores global features of the whole tree "
-                        "(Zhang et al. 2014; greedy's search uses them); default off: "
+                        "(Zhang et al. 2014; greedy and sampling use them); default off: "
                         "bench/RESULTS.md, 'The graph model's parts'")
     p.add_argument("--neural-epochs", type=int, default=0, help="0: by the treebank's size")
     p.add_argument("--analysers", type=int, default=0, metavar="N",
@@ -211,7 +211,7 @@ def add_train_graph(sub: argparse._SubParsersAction) -> None:
                    help="weight of the sparse score beside the tensor's (default 0.3)")
     p.add_argument("--global-features", action="store_true",
                    help="the main model also scores global features of the whole tree "
-                        "(Zhang et al. 2014; order 2 or 3; greedy's search uses them)")
+                        "(Zhang et al. 2014; order 2 or 3; greedy and sampling use them)")
     p.add_argument("--relabel-from", metavar="DIR",
                    help="retrain only the labeler of the graph model in DIR on --data (gold "
                         "trees) and write the model to --out; its trees stay the same")

@@ -25,8 +25,11 @@ the part templates:
 
 A move of one word m from head a to head b changes only the terms of m, of a, b and
 their ancestors (their subtrees, children or heads change) and the right branch:
-`move_delta` rescores those (hill-climbing, `decode_greedy`); `global_score` scores a
-tree from scratch; `global_feature_ids` gives the training update its features.
+`move_delta` rescores those (greedy's hill-climbing and sampling's Gibbs options);
+`scores_into` scores a tree from scratch and keeps each term (for a move that changes
+two or more arcs: a re-rooting, a random walk); `global_score` is its sum alone;
+`global_feature_ids` gives the training update its features. `mst` cannot score them
+(they break its arc factorisation) and `bgi` builds its trees from parts without them.
 """
 from __future__ import annotations
 

@@ -63,7 +63,7 @@ class GraphModel:
     word_classes_at: str = ""           # saved as a reference to this directory (relative
                                         # to the model's), e.g. the front-end tagger's
     tensor: TensorArcs | None = None    # low-rank tensor arc scores (Lei et al. 2014)
-    global_features: bool = False       # scores `global_features` (greedy's search)
+    global_features: bool = False       # scores `global_features` (greedy, sampling)
 
     @property
     def mask(self) -> int:

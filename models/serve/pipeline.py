@@ -88,7 +88,7 @@ class Pipeline:
     def graph_parts(self) -> dict[str, Any]:
         """What the graph model scores: its order, its tensor component's rank (0: none;
         it adds to the arc scores, so every graph decoder uses it) and whether it has
-        global features (only greedy's search scores them)."""
+        global features (greedy and sampling score them, mst and bgi do not)."""
         g = self.c.graph
         return {"order": g.order, "tensor_rank": 0 if g.tensor is None else g.tensor.rank,
                 "global_features": g.global_features}

@@ -27,8 +27,8 @@ async def list_models(dispatcher: DispatcherDep, settings: SettingsDep) -> dict:
     encoder's package is not installed, with the command that installs it),
     `graph` (the graph model's `order`; `tensor_rank`, 0 without the low-rank tensor
     arc scores, which every graph decoder then reads; `global_features`, whether it
-    scores the whole tree's global features: `greedy` uses them, `mst`, `bgi` and
-    `sampling` do not), `arc_weight` (the weight of the neural arc
+    scores the whole tree's global features: `greedy` and `sampling` use them, `mst`
+    and `bgi` do not), `arc_weight` (the weight of the neural arc
     scores when the graph decoders' `neural` is unset and the accurate tagger tags; null
     for a model without them), `analysers` (how many neural analysers the model averages;
     where several, every decoder has the budget field `analysers` to use fewer, faster),

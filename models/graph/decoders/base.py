@@ -37,8 +37,8 @@ class Scorer:
                            # confidence has a temperature for each case)
     arc_temperature: float | None = None   # greedy confidence's, as the model calibrated
                                            # it for its analyser (None: the constants)
-    global_features: bool = False          # the model scores them (`global_features`;
-                                           # greedy's search does, the others not yet)
+    global_features: bool = False          # the model scores them (`global_features`:
+                                           # greedy and sampling; mst and bgi do not)
 
     def score(self, heads: np.ndarray) -> float:
         mk, mv, mf = new_memo(self.S.shape[0] - 1)
