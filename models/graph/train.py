@@ -289,6 +289,10 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
         m = GraphModel(1, w, labels, empty_labels, tensor=tensor)
         return _dev_uas(m, dev, "mst", {})
 
+    # the main model's checkpoint names its extra parts: one of other parts is not resumed
+    main_parts = (f"-tensor{cfg.tensor_rank}" if cfg.tensor_rank else "") + (
+        "-global" if cfg.global_features and cfg.order > 1 else "")
+
     def tensor_of(order: int) -> TensorState | None:   # the main model's only
         if not cfg.tensor_rank or order != cfg.order:
             return None
@@ -298,7 +302,8 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
     times: dict[str, list[float]] = {"order-1": [], f"order-{cfg.order}": [], "labeler": []}
     pruner, tensor = _train_arcs(
         examples, cfg, 1, cfg.pruner_log2_size if cfg.order > 1 else cfg.log2_size, None,
-        Checkpoint(ckdir, "order1"), first_order_dev if dev else None,
+        Checkpoint(ckdir, "order1" + (main_parts if cfg.order == 1 else "")),
+        first_order_dev if dev else None,
         cfg.pruner_epochs if cfg.order > 1 else cfg.epochs, times["order-1"], tensor_of(1))
     temperature = 1.0
     if cfg.order == 1:
@@ -333,8 +338,7 @@ def train(train_path: str | Path, out_dir: str | Path, dev_path: str | Path | No
             return _dev_uas(m, dev, "greedy",
                             {"restarts": cfg.dev_restarts, "converge": cfg.dev_converge})
 
-        ckpt = Checkpoint(ckdir, f"order{cfg.order}" + (
-            f"-tensor{cfg.tensor_rank}" if cfg.tensor_rank else ""))
+        ckpt = Checkpoint(ckdir, f"order{cfg.order}" + main_parts)
         weights, tensor = _train_arcs(examples, cfg, cfg.order, cfg.log2_size,
                                       allowed.__getitem__,
                                       ckpt, higher_dev if dev else None, cfg.epochs,
