@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from .features import MAX_FEATURES
-from .global_features import MAX_WORD_TERMS, move_delta, scores_into
+from .global_features import global_scratch, move_delta, scores_into
 from .scoring import NO_HEAD, SCORING_ARGS, bigram_score, head_score
 from .wilson import sample_tree
 
@@ -300,9 +300,7 @@ def greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, ma
     hs = np.empty(4, dtype=np.int64)
     ms = np.empty(4, dtype=np.int64)
     scratch = (parts, buf, depth, visit, counts, F, B, hs, ms)
-    gl = (np.array([np.int64(glob)]), np.empty(n1, np.int64), np.empty(n1, np.int64),
-          np.empty(n1, np.int64), np.zeros(n1), np.zeros(n1, np.bool_),
-          np.empty(MAX_WORD_TERMS, np.uint64))
+    gl = global_scratch(n1, glob)
     max_restarts, converge, chunk = limits[0], limits[1], limits[2]
     for _ in range(chunk):
         if stats[1] >= max_restarts or stats[3] >= converge:

@@ -30,7 +30,8 @@ import numpy as np
 from numba import njit
 
 from .features import MAX_FEATURES
-from .sampling_moves import gibbs_step, global_refresh, global_scratch, init_scores, walk_step
+from .global_features import global_scratch
+from .sampling_moves import gibbs_step, global_refresh, init_scores, walk_step
 
 GIBBS = 0
 RANDOM_WALK = 1
@@ -51,7 +52,7 @@ def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, ma
                    anneal, burn_in, agree, trace, gl):
     """Run up to `chunk` sweeps of the chain recorded in `stats` (float64 (N_STATS));
     limits (int64): [max_sweeps, converge, chunk]; gl: the global features' scratch and
-    the current tree's terms (`sampling_moves.global_scratch`).
+    the current tree's terms (`global_features.global_scratch`).
 
     anneal: T = max(t0 * cooling**sweep, MIN_T); random-walk proposals use
     Tp = max(T, tp_min); the best tree goes to best_heads; stop after max_sweeps

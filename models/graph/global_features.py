@@ -47,6 +47,17 @@ _CCONJ = np.uint64(UPOS_TAGS.index("CCONJ"))
 _ADP = np.uint64(UPOS_TAGS.index("ADP"))
 
 
+@njit(cache=True)
+def global_scratch(n1, on):
+    """The `gl` tuple of the search kernels (`decode_greedy.hill_climb`, the chain kernels
+    of `sampling_moves`): (flag, lo, hi, size, G, mark, buf) for trees of n1 - 1 words;
+    flag[0] = 1 scores the global features, G holds the current tree's terms."""
+    flag = np.zeros(1, np.int64)
+    flag[0] = 1 if on else 0
+    return (flag, np.empty(n1, np.int64), np.empty(n1, np.int64), np.empty(n1, np.int64),
+            np.zeros(n1), np.zeros(n1, np.bool_), np.empty(MAX_WORD_TERMS, np.uint64))
+
+
 @njit(cache=True, inline="always")
 def size_bin(s):
     """Binned subtree size: 1-4 as is, then 5-6, 7-9, 10-14, 15-24, 25 and more."""

@@ -34,7 +34,7 @@ from numba import njit
 
 from .decode_greedy import _distinct_sum, _is_descendant, _local, moved_local
 from .features import MAX_FEATURES
-from .global_features import MAX_WORD_TERMS, move_delta, scores_into
+from .global_features import move_delta, scores_into
 from .rng import randint, uniform
 from .scoring import NO_HEAD, SCORING_ARGS, bigram_score, head_score
 
@@ -103,15 +103,6 @@ def _draw_index(logits, k, state):
     return k - 1
 
 
-def global_scratch(n1: int, on: bool) -> tuple:
-    """The `gl` of the chain kernels (and of `decode_greedy.hill_climb`): (flag, lo, hi,
-    size, G, mark, buf) for trees of n1 - 1 words; flag[0] = 1 scores the model's
-    global features, G holding the current tree's terms (`global_features`)."""
-    return (np.array([int(on)], np.int64), np.empty(n1, np.int64), np.empty(n1, np.int64),
-            np.empty(n1, np.int64), np.zeros(n1), np.zeros(n1, np.bool_),
-            np.empty(MAX_WORD_TERMS, np.uint64))
-
-
 @njit(cache=True, _nrt=False)
 def global_refresh(heads, attrs, w, mask, gl):
     """The current tree's global terms into gl's G; their sum (0.0 without globals)."""
@@ -124,7 +115,7 @@ def global_refresh(heads, attrs, w, mask, gl):
 def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
                T, state, delta, opt, scratch, gl):
     """One Gibbs proposal at temperature T; updates heads, F, B (and the global terms
-    in gl, `global_scratch`) in place.
+    in gl, `global_features.global_scratch`) in place.
 
     delta (float64) and opt (int64) hold at least 2 * cand width + 1 options;
     scratch = (hs, ms, parts, buf), hs, ms int64 >= 12. Returns the score change (0.0

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from .encode import A_CLASS, A_SUFFIX, A_UPOS, A_WORD, A_XPOS
-from .features import OUTSIDE, fhash
+from .features import OUTSIDE, _dist_bin, fhash
 
 TENSOR_FEATURE_SET = "tensor-v1"
 N_WORD_FEATURES = 12
@@ -52,30 +52,18 @@ def _word_rows_into(attrs, mask, out):
         p = attrs[i, A_UPOS]
         pl = _at(attrs, i - 1, A_UPOS)
         pr = _at(attrs, i + 1, A_UPOS)
-        f0 = fhash(200, z, z, z, z, z)
-        f1 = fhash(201, w, z, z, z, z)
-        f2 = fhash(202, p, z, z, z, z)
-        f3 = fhash(203, attrs[i, A_XPOS], z, z, z, z)
-        f4 = fhash(204, attrs[i, A_CLASS], z, z, z, z)
-        f5 = fhash(205, attrs[i, A_SUFFIX], p, z, z, z)
-        f6 = fhash(206, w, p, z, z, z)
-        f7 = fhash(207, pl, z, z, z, z)
-        f8 = fhash(208, pr, z, z, z, z)
-        f9 = fhash(209, pl, p, z, z, z)
-        f10 = fhash(210, p, pr, z, z, z)
-        f11 = fhash(211, pl, p, pr, z, z)
-        out[i, 0] = np.int64(f0 & mask)
-        out[i, 1] = np.int64(f1 & mask)
-        out[i, 2] = np.int64(f2 & mask)
-        out[i, 3] = np.int64(f3 & mask)
-        out[i, 4] = np.int64(f4 & mask)
-        out[i, 5] = np.int64(f5 & mask)
-        out[i, 6] = np.int64(f6 & mask)
-        out[i, 7] = np.int64(f7 & mask)
-        out[i, 8] = np.int64(f8 & mask)
-        out[i, 9] = np.int64(f9 & mask)
-        out[i, 10] = np.int64(f10 & mask)
-        out[i, 11] = np.int64(f11 & mask)
+        out[i, 0] = np.int64(fhash(200, z, z, z, z, z) & mask)
+        out[i, 1] = np.int64(fhash(201, w, z, z, z, z) & mask)
+        out[i, 2] = np.int64(fhash(202, p, z, z, z, z) & mask)
+        out[i, 3] = np.int64(fhash(203, attrs[i, A_XPOS], z, z, z, z) & mask)
+        out[i, 4] = np.int64(fhash(204, attrs[i, A_CLASS], z, z, z, z) & mask)
+        out[i, 5] = np.int64(fhash(205, attrs[i, A_SUFFIX], p, z, z, z) & mask)
+        out[i, 6] = np.int64(fhash(206, w, p, z, z, z) & mask)
+        out[i, 7] = np.int64(fhash(207, pl, z, z, z, z) & mask)
+        out[i, 8] = np.int64(fhash(208, pr, z, z, z, z) & mask)
+        out[i, 9] = np.int64(fhash(209, pl, p, z, z, z) & mask)
+        out[i, 10] = np.int64(fhash(210, p, pr, z, z, z) & mask)
+        out[i, 11] = np.int64(fhash(211, pl, p, pr, z, z) & mask)
 
 
 @njit(cache=True)
@@ -88,22 +76,9 @@ def word_rows(attrs, mask):
 
 @njit(cache=True, inline="always")
 def arc_code(h, m):
-    """Row of W for the direction and binned distance of h -> m (1..25; 0 is the bias)."""
-    d = m - h
-    right = 0
-    if d > 0:
-        right = 1
-    else:
-        d = -d
-    if d <= 5:
-        k = d
-    elif d <= 10:
-        k = 6
-    elif d <= 20:
-        k = 7
-    else:
-        k = 8
-    return right * 16 + k + 1
+    """Row of W for the direction and binned distance of h -> m (1..25; 0 is the bias):
+    the sparse templates' own code (`features._dist_bin`)."""
+    return np.int64(_dist_bin(h, m))
 
 
 @njit(cache=True, _nrt=False)

@@ -51,3 +51,22 @@ def third_order_scorer(rng: np.random.Generator, n: int, allowed=None, scale: fl
     allowed = all_arcs(n) if allowed is None else allowed
     S = arc_scores(enc.attrs, enc.upos_prefix, w, np.uint64(MASK), allowed)
     return Scorer(3, S, allowed, enc.attrs, enc.upos_prefix, w, MASK)
+
+
+def train_tiny_graph(tmp_path, data, *flags: str):
+    """`deptree train-graph` (order 2, gold tags, 2 epochs) on the first 150 sentences of
+    `data` into tmp_path/m, with extra flags; returns the model directory."""
+    import itertools
+    import subprocess
+    import sys
+
+    from models.conllu import read_conllu, write_conllu
+
+    write_conllu(itertools.islice(read_conllu(data), 150), tmp_path / "train.conllu")
+    r = subprocess.run([sys.executable, "-m", "deptree.cli", "train-graph",
+                        "--data", str(tmp_path / "train.conllu"), "--out", str(tmp_path / "m"),
+                        "--order", "2", "--epochs", "2", "--pruner-epochs", "1",
+                        "--label-epochs", "1", "--log2-size", "18", "--gold-tags", *flags],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return tmp_path / "m"

@@ -1,15 +1,12 @@
 """Global features (Zhang et al. 2014): each on a hand-built tree, the incremental
 score of every hill-climbing move against the whole tree's, and the search and
 training that use them."""
-import itertools
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from graph_fixtures import train_tiny_graph
 
-from models.conllu import read_conllu, write_conllu
 from models.graph.decode_greedy import greedy_search
 from models.graph.decoders.base import Scorer
 from models.graph.encode import A_UPOS, A_WORD, encode
@@ -194,15 +191,7 @@ def test_greedy_search_scores_its_trees_with_the_global_features(rng):
 
 @pytest.mark.skipif(not (DATA / "train.conllu").exists(), reason=f"no treebank at {DATA}")
 def test_a_model_with_global_features_trains_saves_and_parses(tmp_path):
-    write_conllu(itertools.islice(read_conllu(DATA / "train.conllu"), 150),
-                 tmp_path / "train.conllu")
-    r = subprocess.run([sys.executable, "-m", "deptree.cli", "train-graph",
-                        "--data", str(tmp_path / "train.conllu"), "--out", str(tmp_path / "m"),
-                        "--order", "2", "--epochs", "2", "--pruner-epochs", "1",
-                        "--label-epochs", "1", "--log2-size", "18", "--gold-tags",
-                        "--global-features"], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    m = GraphModel.load(tmp_path / "m")
+    m = GraphModel.load(train_tiny_graph(tmp_path, DATA / "train.conllu", "--global-features"))
     assert m.global_features and m.meta["global_features"] == "global-v1"
     res = m.parse(FORMS, UPOS, UPOS, decoder="greedy")
     sc = m.scorer(m.encode(FORMS, None, UPOS, UPOS))

@@ -1,13 +1,10 @@
 """The tensor component (Lei et al. 2014): kernels against plain numpy, training, files."""
-import itertools
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from graph_fixtures import train_tiny_graph
 
-from models.conllu import read_conllu, write_conllu
 from models.graph.encode import encode
 from models.graph.model import GraphModel
 from models.graph.prune import all_arcs
@@ -125,15 +122,7 @@ def test_gradients_are_exact_for_the_tree_score_difference(rng):
 
 @pytest.mark.skipif(not (DATA / "train.conllu").exists(), reason=f"no treebank at {DATA}")
 def test_a_tensor_model_trains_saves_and_loads_the_same_scores(tmp_path):
-    write_conllu(itertools.islice(read_conllu(DATA / "train.conllu"), 150),
-                 tmp_path / "train.conllu")
-    r = subprocess.run([sys.executable, "-m", "deptree.cli", "train-graph",
-                        "--data", str(tmp_path / "train.conllu"), "--out", str(tmp_path / "m"),
-                        "--order", "2", "--epochs", "2", "--pruner-epochs", "1",
-                        "--label-epochs", "1", "--log2-size", "18", "--gold-tags",
-                        "--tensor-rank", "8"], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    m = GraphModel.load(tmp_path / "m")
+    m = GraphModel.load(train_tiny_graph(tmp_path, DATA / "train.conllu", "--tensor-rank", "8"))
     assert m.meta["tensor"] == {"rank": 8, "gamma": 0.3, "feature_set": "tensor-v1"}
     assert m.meta["train_config"]["tensor_rank"] == 8
     t = m.tensor
