@@ -162,8 +162,8 @@ def words(path: Path) -> list[list[tuple]]:
 
 def train_transition(train: str, dev: str, out: str, work: str, frontend: str, epochs: int,
                       seed: int) -> None:
-    """The transition stage's process: train on the jackknifed tags, select on dev
-    tagged by the front-end, save to out."""
+    """The transition stage's process: train on train's tags (jackknifed or gold),
+    select on dev tagged by the front-end, save to out."""
     child_start()
     from models.transition.train import train as train_transition
 

@@ -35,14 +35,16 @@ class BuildOptions:
     word_classes: str = ""         # "spacy-lookups-data" (English) or a wordclasses.npz dir
     skip: tuple[str, ...] = ()     # stages left out (`OPTIONAL` only)
     order: int = 3                 # of the graph parser
-    tensor_rank: int = 0           # of the graph parser's tensor arc scores (0: none)
-    global_features: bool = False  # the graph parser scores global features (greedy)
+    tensor_rank: int | None = None         # of the graph parser's tensor arc scores; 0: none
+    global_features: bool | None = None    # the graph parser's (greedy and sampling use them)
+    # ...these two: None, kept where they help on the dev split (`graph_stage.py`)
     graph_epochs: int = 0          # 0: the trainer's defaults
     neural_epochs: int = 0         # each analyser's; 0: `neural.train.auto_epochs`
     neural: dict = field(default_factory=dict)   # other `NeuralConfig` fields (sizes)
     analysers: int = 0             # neural analysers averaged; 0: `auto_analysers`
     transition_epochs: int = 8
-    jackknife: int | None = None   # folds of the training tags; 0: gold; None: `auto_folds`
+    jackknife: int | None = None   # folds of the transition parser's training tags; 0: gold;
+                                   # None: `auto_folds` (the graph parser's are gold)
     max_sentences: int = 0         # train on the first N sentences only (0: all)
     seed: int = 0
     keep_work: bool = False        # keep .build/ (checkpoints, splits) after the last stage
@@ -107,7 +109,7 @@ def prepare(train_path: Path, dev_path: Path | None, out: Path, opts: BuildOptio
     eps = opts.neural.get("label_smoothing", 0.0)
     if not 0 <= eps < 1:
         raise ModelError(f"--label-smoothing {eps:g}: give a share of at least 0 and below 1")
-    if opts.tensor_rank < 0:
+    if opts.tensor_rank is not None and opts.tensor_rank < 0:
         raise ModelError(f"--tensor-rank {opts.tensor_rank}: give a rank, or 0 for none")
     bad = set(opts.skip) - set(OPTIONAL)
     if bad:
@@ -116,7 +118,7 @@ def prepare(train_path: Path, dev_path: Path | None, out: Path, opts: BuildOptio
     work = out / ".build"
     work.mkdir(parents=True, exist_ok=True)
     options = {k: v for k, v in asdict(opts).items() if k not in RESUMABLE_WITH_OTHER
-               and not (k in ("encoder", "tensor_rank", "global_features") and not v)}
+               and not (k == "encoder" and not v)}
     key = json.loads(json.dumps({"train": _sha(train_path),
                                  "dev": _sha(dev_path) if dev_path else None,
                                  "options": options | {"keep_work": None}}))

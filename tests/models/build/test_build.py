@@ -22,6 +22,7 @@ from tests.conftest import ROOT, TINY_BUILD, TINY_TREEBANK, build_tiny
 from tests.reliability.procs import alive
 
 pytest.importorskip("jax")
+NO_GRAPH_CHOICE = {"tensor_rank": 0, "global_features": False}   # the graph parts set off
 
 
 def test_the_build_is_complete_and_parses(built_model):
@@ -46,6 +47,21 @@ def test_the_build_is_complete_and_parses(built_model):
     assert stages["neural"]["analysers"] == 2 and (built_model / "neural" / "member-2").is_dir()
     # a budget of an hour: each analyser was given seconds and kept its one epoch
     assert stages["neural"]["planned_epochs"] == stages["neural"]["epochs"] == 1
+    # the graph parser's parts, left to the dev split: each was tried and scored, and
+    # the model kept has the parts the record names
+    graph = stages["graph"]["selection"]
+    assert set(graph["dev_uas_las"]) >= {"third order", "third order+global",
+                                         "third order+tensor 50"}
+    assert graph["kept"] in graph["dev_uas_las"]
+    gmeta = json.loads((built_model / "graph" / "model.json").read_text())
+    assert gmeta["train_config"]["global_features"] == stages["graph"]["global_features"]
+    assert gmeta["train_config"]["tensor_rank"] == stages["graph"]["tensor_rank"]
+    assert gmeta["train_config"]["jackknife"] == 0          # gold training tags
+    # the transition parser: trained on jackknifed and on gold tags, the better one kept
+    trans = stages["transition"]
+    assert set(trans["dev_uas_las_greedy"]) == {"jackknifed", "gold"}
+    assert trans["dev_uas_las_greedy"][trans["training_tags"]] == max(
+        trans["dev_uas_las_greedy"].values(), key=sum)
     pipe = Pipeline.load(built_model)
     assert isinstance(pipe.analyser, AnalyserEnsemble) and len(pipe.analyser.members) == 2
     assert pipe.taggers == ["fast", ACCURATE]
@@ -108,11 +124,11 @@ def test_an_interrupted_build_resumes_where_it_stopped(tmp_path, monkeypatch):
                                             "graph": stop})
     with pytest.raises(KeyboardInterrupt):
         build_tiny(tmp_path / "m", skip=("transition",), analysers=1)
-    assert ran == ["frontend", "jackknife", "neural"]
+    assert ran == ["frontend", "neural"]   # no transition parser: no jackknifed tags
     assert not (tmp_path / "m" / "pipeline.json").exists()
     monkeypatch.setattr(build, "_RUNNERS", {k: logged(k, f) for k, f in runners.items()})
     build_tiny(tmp_path / "m", skip=("transition",), analysers=1)
-    assert ran[3:] == ["graph", "calibrate"]               # nothing done twice
+    assert ran[2:] == ["graph", "calibrate"]               # nothing done twice
     assert Pipeline.load(tmp_path / "m").transition is None
     with pytest.raises(ModelError, match="holds a model"):
         build_tiny(tmp_path / "m", skip=("transition",), analysers=1)
@@ -208,7 +224,7 @@ def test_a_time_budget_leaves_the_analysers_what_the_other_stages_do_not_take(tm
     """The later stages get the earlier ones' time again, 300 s at least; each analyser
     45 s less than its share, for its process's own work."""
     run = run_state.Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True,
-                     build.BuildOptions(time_budget=60.0),
+                     build.BuildOptions(time_budget=60.0, **NO_GRAPH_CHOICE),
                      {"done": {"split": {"seconds": 0.0}, "frontend": {"seconds": 100.0},
                                "jackknife": {"seconds": 300.0}}})
     assert build.neural_seconds(run, 1) == 3600 - 400 - 400 - 45
@@ -219,6 +235,10 @@ def test_a_time_budget_leaves_the_analysers_what_the_other_stages_do_not_take(tm
     assert build.neural_seconds(run, 1) == 0.0             # over: one epoch and its decay
     run.options = build.BuildOptions()
     assert build.neural_seconds(run, 1) is None
+    # the graph parser's parts left to the dev split: its candidates take more
+    run.options = build.BuildOptions(time_budget=60.0)
+    run.state["done"] = {"frontend": {"seconds": 100.0}, "jackknife": {"seconds": 300.0}}
+    assert build.neural_seconds(run, 1) == pytest.approx(3600 - 400 - 1.8 * 400 - 45)
 
 
 def test_treebanks_under_100k_words_get_two_analysers():
@@ -362,7 +382,8 @@ def test_a_contextual_analyser_shares_the_time_budget(tmp_path):
     one, which gets what they left; the later stages' share is judged by the front-end
     and jackknife alone (1.5 times it: calibration runs twice), not by the analysers."""
     run = run_state.Run(tmp_path, TINY_TREEBANK, TINY_TREEBANK, True,
-                     build.BuildOptions(time_budget=60.0, encoder="e5-small"),
+                     build.BuildOptions(time_budget=60.0, encoder="e5-small",
+                                        **NO_GRAPH_CHOICE),
                      {"done": {"split": {"seconds": 0.0}, "frontend": {"seconds": 100.0},
                                "jackknife": {"seconds": 300.0}}})
     assert build.contextual_pending(run) == 1
@@ -372,6 +393,7 @@ def test_a_contextual_analyser_shares_the_time_budget(tmp_path):
     assert build.neural_seconds(run, 1) == 3600 - 400 - 1800 - later - 45
     run.state["done"]["contextual"] = {"seconds": 700.0}
     assert build.contextual_pending(run) == 0
-    run.options = build.BuildOptions(time_budget=60.0, encoder="e5-small", skip=("contextual",))
+    run.options = build.BuildOptions(time_budget=60.0, encoder="e5-small", skip=("contextual",),
+                                     **NO_GRAPH_CHOICE)
     run.state["done"].pop("contextual")
     assert build.contextual_pending(run) == 0
