@@ -9,7 +9,7 @@
    `deptree parse --model DIR < dev.conllu`, scored by `models.build.evaluate.score_files`
    (the CoNLL 2018 metrics);
 3. order 1 against order 3: the same model with its graph parser retrained at
-   order 1 on the same jackknifed tags, recalibrated, parsed the same way; and each
+   order 1 on the same gold tags, recalibrated, parsed the same way; and each
    graph parser alone (`neural` 0, fast tagger).
 
 Writes bench/results/treebanks/deptree_<name>[-NAME].json.
@@ -69,8 +69,9 @@ def parse_dev(model: Path, dev: Path, out: Path, *flags: str) -> dict:
 
 
 def order1_variant(model: Path, dev: Path) -> Path:
-    """The model with its graph parser retrained at order 1 on the same training tags."""
-    from models.build import BuildOptions, jackknifed
+    """The model with its graph parser retrained at order 1 on the same (gold) training
+    tags."""
+    from models.build import BuildOptions
     from models.build.calibrate import calibrate
     from models.build.run_state import Run
     from models.build.stages import _write_pipeline
@@ -83,8 +84,7 @@ def order1_variant(model: Path, dev: Path) -> Path:
     shutil.copytree(model, o1, ignore=shutil.ignore_patterns(".build", "graph"))
     opts = state["key"]["options"]
     options = BuildOptions(**{**opts, "skip": tuple(opts["skip"])})
-    tags = model / ".build" / ("train.jackknifed.conllu" if jackknifed(options)
-                               else "train.conllu")
+    tags = model / ".build" / "train.conllu"
     train(str(tags), str(o1 / "graph"), str(dev),
           TrainConfig(order=1, jackknife=0, word_classes=opts["word_classes"]),
           command="bench/treebanks/run_deptree.py (order 1)", checkpoint_dir=o1 / "ck")
