@@ -238,7 +238,9 @@ def test_a_time_budget_leaves_the_analysers_what_the_other_stages_do_not_take(tm
     # the graph parser's parts left to the dev split: its candidates take more
     run.options = build.BuildOptions(time_budget=60.0)
     run.state["done"] = {"frontend": {"seconds": 100.0}, "jackknife": {"seconds": 300.0}}
-    assert build.neural_seconds(run, 1) == pytest.approx(3600 - 400 - 1.8 * 400 - 45)
+    assert build.neural_seconds(run, 1) == pytest.approx(3600 - 400 - 400 - 1.2 * 400 - 45)
+    run.state["done"] = {"frontend": {"seconds": 10.0}}
+    assert build.neural_seconds(run, 1) == 3600 - 10 - 300 - 180 - 45
 
 
 def test_treebanks_under_100k_words_get_two_analysers():
