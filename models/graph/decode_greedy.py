@@ -17,11 +17,11 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from .features import MAX_FEATURES
 from .global_features import global_scratch, move_delta, scores_into
-from .scoring import NO_HEAD, SCORING_ARGS, bigram_score, head_score
+from .scoring import NO_HEAD, SCORING_TYPE, Scoring, bigram_score, head_score
 from .wilson import sample_tree
 
 _EPS = 1e-9
@@ -81,13 +81,16 @@ def _depths(heads, depth):
 
 
 # callers pass literal counts (4, 5) and int64 ones: one explicit signature, one compile
-_SIG_LOCAL = (f"float64(int64[::1], int64[::1], int64, int64[::1], int64, int64, float64[:, ::1], "
-              f"{SCORING_ARGS}, int64[:, ::1], uint64[::1])")
+_I1 = types.int64[::1]
+_SIG_LOCAL = types.float64(_I1, _I1, types.int64, _I1, types.int64, SCORING_TYPE,
+                           types.int64[:, ::1], types.uint64[::1])
 
 
 @njit(_SIG_LOCAL, cache=True, _nrt=False)
-def _local(heads, hs, nh, ms, nm, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf):
-    """Sum of head_score over the distinct heads hs[:nh] and bigrams at ms[:nm]."""
+def _local(heads, hs, nh, ms, nm, sc, parts, buf):
+    """Sum of head_score over the distinct heads hs[:nh] and bigrams at ms[:nm]; sc is
+    the sentence's `Scoring`."""
+    order, S, attrs, up, w, mask, mk, mv, mf = sc
     t = 0.0
     for i in range(nh):
         dup = False
@@ -138,10 +141,11 @@ def _visit_order(depth, visit, counts):
 
 
 @njit(cache=True, _nrt=False)
-def moved_local(heads, m, b, fa_new, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf):
+def moved_local(heads, m, b, fa_new, sc, parts, buf):
     """Local score once the detached word m (heads[m] == NO_HEAD) hangs under b:
     F(a) without m (fa_new, the same for every b), the new F(b) and F(m), and the
     head bigrams at m and m+1. heads[m] is NO_HEAD again on return."""
+    order, S, attrs, up, w, mask, mk, mv, mf = sc
     heads[m] = b
     new = fa_new \
         + head_score(b, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf) \
@@ -153,8 +157,7 @@ def moved_local(heads, m, b, fa_new, order, S, attrs, up, w, mask, mk, mv, mf, p
 
 
 @njit(cache=True, _nrt=False)
-def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-               scratch, gl):
+def hill_climb(heads, cand, ncand, root_ok, sc, scratch, gl):
     """Climb from `heads` to a local optimum in place; return the tree's score.
 
     head_score of every head and the bigram scores of the current tree are
@@ -165,8 +168,9 @@ def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv
     passes all scratch arrays, packed in `scratch`: parts, buf, depth, visit, counts,
     F, B, hs, ms; and `gl`: flag (int64[1]), lo, hi, size, G, mark, buf of
     `global_features`): the atomic inc/decrefs around every call took 85% of decoding
-    time (perf).
+    time (perf). sc: the sentence's `Scoring`.
     """
+    order, S, attrs, up, w, mask, mk, mv, mf = sc
     parts, buf, depth, visit, counts, F, B, hs, ms = scratch
     glob = gl[0][0] == 1
     lo, hi, size, G, mark, gbuf = gl[1], gl[2], gl[3], gl[4], gl[5], gl[6]
@@ -207,8 +211,7 @@ def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv
                 b = cand[m, kk]
                 if b == a or _is_descendant(heads, b, m):
                     continue
-                new = moved_local(heads, m, b, fa_new, order, S, attrs, up, w, mask, mk, mv, mf,
-                                  parts, buf)
+                new = moved_local(heads, m, b, fa_new, sc, parts, buf)
                 delta = new - old_base - F[b]
                 if glob:
                     heads[m] = a
@@ -226,8 +229,7 @@ def hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv
                 old = _distinct_sum(F, hs, 4) + _distinct_sum(B, ms, 4)
                 heads[m] = 0
                 heads[root] = m
-                new = _local(heads, hs, 4, ms, 4, order, S, attrs, up, w, mask, mk, mv, mf,
-                             parts, buf)
+                new = _local(heads, hs, 4, ms, 4, sc, parts, buf)
                 if glob:   # two arcs change: the new tree's global score from scratch
                     new += scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf) - gtotal
                 heads[m] = a
@@ -274,11 +276,11 @@ def _tree_hash(heads):
 
 
 @njit(cache=True)
-def greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-                 state, limits, best_heads, stats, opt_hashes, opt_heads, opt_scores,
-                 opt_counts, start, glob):
+def greedy_chunk(space, sc, state, limits, best_heads, stats, optima, start, glob):
     """Run up to `chunk` restarts, continuing the search recorded in `stats`; limits
-    (int64): [max_restarts, converge, chunk]; glob: score the global features.
+    (int64): [max_restarts, converge, chunk]; glob: score the global features. space:
+    (cand, ncand, cdf, root_cdf, root_ok), the search space (`search_space.py`); sc: the
+    sentence's `Scoring`; optima: (hashes, heads, scores, counts) of the optima seen.
 
     stats (float64): [best score, restarts done, best restart, since improvement,
     distinct optima]. Local optima are recorded in opt_* (up to their capacity).
@@ -286,6 +288,8 @@ def greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, ma
     first-order MST); the others from random trees.
     Returns True when the search is finished (converged or out of restarts).
     """
+    cand, ncand, cdf, root_cdf, root_ok = space
+    opt_hashes, opt_heads, opt_scores, opt_counts = optima
     n1 = best_heads.shape[0]
     heads = np.empty(n1, dtype=np.int64)
     in_tree = np.empty(n1, dtype=np.bool_)
@@ -309,8 +313,7 @@ def greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, ma
             heads[:] = start
         else:
             sample_tree(cand, ncand, cdf, root_cdf, state, heads, in_tree, order_buf)
-        score = hill_climb(heads, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-                           scratch, gl)
+        score = hill_climb(heads, cand, ncand, root_ok, sc, scratch, gl)
         stats[1] += 1
         th = _tree_hash(heads)
         nd = np.int64(stats[4])
@@ -356,16 +359,16 @@ def greedy_search(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w, m
     opt_heads = np.zeros((cap, n1), dtype=np.int64)
     opt_scores = np.zeros(cap, dtype=np.float64)
     opt_counts = np.zeros(cap, dtype=np.int64)
+    optima = (opt_hashes, opt_heads, opt_scores, opt_counts)
+    space = (cand, ncand, cdf, root_cdf, root_ok)
+    sc = Scoring(int(order), S, attrs, up, w, np.uint64(mask), mk, mv, mf)
     deadline_hit = False
     first = np.full(n1, -2, dtype=np.int64) if start is None else np.asarray(start, np.int64)
     size = chunk if deadline is None else 1
     while True:
         t0 = time.monotonic()
-        done = greedy_chunk(cand, ncand, cdf, root_cdf, root_ok, order, S, attrs, up, w,
-                            np.uint64(mask), mk, mv, mf, seed_state,
-                            np.array([restarts, converge, size], np.int64), best, stats,
-                            opt_hashes, opt_heads, opt_scores, opt_counts, first,
-                            bool(global_features))
+        done = greedy_chunk(space, sc, seed_state, np.array([restarts, converge, size], np.int64),
+                            best, stats, optima, first, bool(global_features))
         if done:
             break
         if deadline is not None:

@@ -36,7 +36,7 @@ from .decode_greedy import _distinct_sum, _is_descendant, _local, moved_local
 from .features import MAX_FEATURES
 from .global_features import move_delta, scores_into
 from .rng import randint, uniform
-from .scoring import NO_HEAD, SCORING_ARGS, bigram_score, head_score
+from .scoring import NO_HEAD, SCORING_ARGS, Scoring, bigram_score, head_score
 
 WALK_STEP_CAP = 200      # steps per node before a walk is given up (rejected)
 WALK_TRIES = 50          # redraws of a walk that put several words under the root
@@ -122,6 +122,7 @@ def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, 
     when the drawn tree is the current one) and whether the tree changed.
     """
     hs, ms, parts, buf = scratch
+    sc = Scoring(order, S, attrs, up, w, mask, mk, mv, mf)
     glob = gl[0][0] == 1
     lo, hi, size, G, mark, gbuf = gl[1], gl[2], gl[3], gl[4], gl[5], gl[6]
     n1 = heads.shape[0]
@@ -143,8 +144,7 @@ def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, 
         elif _is_descendant(heads, b, m):
             continue
         else:
-            new = moved_local(heads, m, b, fa_new, order, S, attrs, up, w, mask, mk, mv, mf,
-                              parts, buf)
+            new = moved_local(heads, m, b, fa_new, sc, parts, buf)
             delta[k] = new - base - F[b]
             if glob:
                 heads[m] = a
@@ -170,7 +170,7 @@ def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, 
             old = _distinct_sum(F, hs, 5) + _distinct_sum(B, ms, 4)
             heads[m] = 0
             heads[r] = b
-            new = _local(heads, hs, 5, ms, 4, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
+            new = _local(heads, hs, 5, ms, 4, sc, parts, buf)
             if glob:   # two arcs change: the new tree's global score from scratch
                 new += scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf) - gtotal
             heads[m] = a
@@ -295,8 +295,8 @@ def walk_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, m
     before = _distinct_sum(F, hs, nh) + _distinct_sum(B, ms, 2 * k)
     for i in range(k):
         heads[zs[i]] = nxt[zs[i]]
-    d = _local(heads, hs, nh, ms, 2 * k, order, S, attrs, up, w, mask, mk, mv, mf, parts,
-               buf) - before
+    d = _local(heads, hs, nh, ms, 2 * k, Scoring(order, S, attrs, up, w, mask, mk, mv, mf),
+               parts, buf) - before
     if gl[0][0] == 1:    # K arcs change: the global score of the new tree from scratch
         gtotal = 0.0
         for i in range(n1):

@@ -9,8 +9,10 @@ revisit the same parts over and over.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
-from numba import njit
+from numba import njit, typeof
 
 from .features import (
     MAX_FEATURES,
@@ -34,6 +36,15 @@ SCORING_ARGS = ("uint64[:, ::1], int32[:, ::1], float32[::1], uint64, int64[::1]
 _SIG_PART_MISS = f"float64(int64, int64, int64, int64, int64, int64, {SCORING_ARGS}, uint64[::1])"
 _SIG_HEAD_SCORE = (f"float64(int64, int64[::1], int64, float64[:, ::1], {SCORING_ARGS}, "
                    "int64[:, ::1], uint64[::1])")
+
+# The arrays every part score of one sentence reads, in one named tuple (as pynndescent
+# packs a tree's arrays): the model's order, the first-order arc scores S, the encoded
+# attributes and UPOS prefixes, the weights and their hash mask, the memo's keys, values
+# and fill. The search kernels take it whole; the leaf kernels above take its fields.
+Scoring = namedtuple("Scoring", "order S attrs up w mask mk mv mf")
+SCORING_TYPE = typeof(Scoring(0, np.zeros((1, 1)), np.zeros((1, 1), np.uint64),
+                              np.zeros((1, 1), np.int32), np.zeros(1, np.float32), np.uint64(0),
+                              np.zeros(1, np.int64), np.zeros(1), np.zeros(1, np.int64)))
 
 NO_HEAD = -2          # heads[m] while m is detached during a move
 EMPTY = np.int64(-1)  # free slot of the memo table
