@@ -32,6 +32,7 @@ from numba import njit
 from .features import MAX_FEATURES
 from .global_features import global_scratch
 from .sampling_moves import gibbs_step, global_refresh, init_scores, walk_step
+from .scoring import Scoring
 
 GIBBS = 0
 RANDOM_WALK = 1
@@ -47,12 +48,13 @@ N_STATS = 9
 
 
 @njit(cache=True)
-def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-                   Q, state, proposal, K, t0, cooling, tp_min, limits, stats, best_heads,
-                   anneal, burn_in, agree, trace, gl):
-    """Run up to `chunk` sweeps of the chain recorded in `stats` (float64 (N_STATS));
-    limits (int64): [max_sweeps, converge, chunk]; gl: the global features' scratch and
-    the current tree's terms (`global_features.global_scratch`).
+def sampling_chunk(chain, space, sc, Q, state, limits, schedule, outputs, gl):
+    """Run up to `chunk` sweeps of the chain (heads, F, B) recorded in `stats`;
+    space = (cand, ncand, root_ok); sc: the sentence's `Scoring`; limits (int64):
+    [max_sweeps, converge, chunk, proposal, K, anneal, burn_in]; schedule (float64):
+    [t0, cooling, tp_min]; outputs = (stats (float64 (N_STATS)), best_heads, agree,
+    trace); gl: the global features' scratch and the current tree's terms
+    (`global_features.global_scratch`).
 
     anneal: T = max(t0 * cooling**sweep, MIN_T); random-walk proposals use
     Tp = max(T, tp_min); the best tree goes to best_heads; stop after max_sweeps
@@ -62,8 +64,13 @@ def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, ma
     after max_sweeps. The tree after sweep i goes to trace[i] (int64 (cap, n+1))
     while i < cap. Returns True when the chain is finished.
     """
+    heads, F, B = chain
+    stats, best_heads, agree, trace = outputs
+    max_sweeps, converge, chunk, proposal, K = limits[0], limits[1], limits[2], limits[3], limits[4]
+    anneal, burn_in = limits[5] == 1, limits[6]
+    t0, cooling, tp_min = schedule[0], schedule[1], schedule[2]
     n1 = heads.shape[0]
-    width = cand.shape[1]
+    width = space[0].shape[1]
     delta = np.empty(2 * width + 2)
     opt = np.empty(2 * width + 2, dtype=np.int64)
     hs = np.empty(3 * K + 6, dtype=np.int64)
@@ -78,7 +85,7 @@ def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, ma
     zs = np.empty(K, dtype=np.int64)
     old = np.empty(K, dtype=np.int64)
     scratch = (hs, ms, parts, buf)
-    max_sweeps, converge, chunk = limits[0], limits[1], limits[2]
+    walk = (perm, in_z, in_tree, nxt, cdf, zs, old)
     g_steps = n1 - 2 if proposal == GIBBS else 0
     w_steps = 0 if proposal == GIBBS else (n1 - 1 + K - 1) // K
     for _ in range(chunk):
@@ -90,12 +97,10 @@ def sampling_chunk(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, ma
         before = stats[_SCORE]
         for s in range(g_steps + w_steps):
             if s < g_steps:
-                d, changed = gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w,
-                                        mask, mk, mv, mf, T, state, delta, opt, scratch, gl)
+                d, changed = gibbs_step(chain, space, sc, T, state, delta, opt, scratch, gl)
             else:
-                d, changed, failed = walk_step(heads, F, B, cand, ncand, root_ok, order, S, attrs,
-                                               up, w, mask, mk, mv, mf, Q, T, Tp, K, state, perm,
-                                               in_z, in_tree, nxt, cdf, zs, old, scratch, gl)
+                d, changed, failed = walk_step(chain, space, sc, Q, T, Tp, K, state, walk,
+                                               scratch, gl)
                 stats[_WALK_FAIL] += failed
             stats[_PROPOSED] += 1
             if changed:
@@ -145,7 +150,8 @@ class _Chain:
     def __init__(self, heads, tables, Q, seed_state, proposal, k, tp_min, glob=False):
         self.heads = np.array(heads, dtype=np.int64)
         self.heads[0] = -1
-        self.t = tables
+        self.space = tables[:3]
+        self.sc = Scoring(int(tables[3]), *tables[4:])
         self.Q = Q
         self.state = seed_state
         self.proposal = proposal
@@ -164,11 +170,12 @@ class _Chain:
             deadline, chunk) -> bool:
         """Sweep until finished (False) or past the deadline (True)."""
         while True:
-            done = sampling_chunk(self.heads, self.F, self.B, *self.t, self.Q, self.state,
-                                  self.proposal,
-                                  self.k, t0, cooling, self.tp_min,
-                                  np.array([max_sweeps, converge, chunk], np.int64), self.stats,
-                                  best, anneal, burn_in, agree, trace, self.gl)
+            done = sampling_chunk(
+                (self.heads, self.F, self.B), self.space, self.sc, self.Q, self.state,
+                np.array([max_sweeps, converge, chunk, self.proposal, self.k, anneal, burn_in],
+                         np.int64),
+                np.array([t0, cooling, self.tp_min], np.float64), (self.stats, best, agree, trace),
+                self.gl)
             if done:
                 return False
             if deadline is not None and time.monotonic() >= deadline:

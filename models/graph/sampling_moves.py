@@ -30,13 +30,13 @@ The step kernels allocate nothing and are compiled without reference counting
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from .decode_greedy import _distinct_sum, _is_descendant, _local, moved_local
 from .features import MAX_FEATURES
 from .global_features import move_delta, scores_into
 from .rng import randint, uniform
-from .scoring import NO_HEAD, SCORING_ARGS, Scoring, bigram_score, head_score
+from .scoring import NO_HEAD, SCORING_TYPE, bigram_score, head_score
 
 WALK_STEP_CAP = 200      # steps per node before a walk is given up (rejected)
 WALK_TRIES = 50          # redraws of a walk that put several words under the root
@@ -70,13 +70,16 @@ def _root_child(heads):
 
 
 # callers pass literal counts and int64 ones: one explicit signature, one compile
-_SIG_REFRESH = (f"void(int64[::1], float64[::1], float64[::1], int64[::1], int64, int64[::1], "
-                f"int64, int64, float64[:, ::1], {SCORING_ARGS}, int64[:, ::1], uint64[::1])")
+_I1, _F1 = types.int64[::1], types.float64[::1]
+_SIG_REFRESH = types.void(_I1, _F1, _F1, _I1, types.int64, _I1, types.int64, SCORING_TYPE,
+                          types.int64[:, ::1], types.uint64[::1])
 
 
 @njit(_SIG_REFRESH, cache=True, _nrt=False)
-def _refresh(heads, F, B, hs, nh, ms, nm, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf):
-    """Recompute the cached F at hs[:nh] and B at ms[:nm] after a move."""
+def _refresh(heads, F, B, hs, nh, ms, nm, sc, parts, buf):
+    """Recompute the cached F at hs[:nh] and B at ms[:nm] after a move; sc: the
+    sentence's `Scoring`."""
+    order, S, attrs, up, w, mask, mk, mv, mf = sc
     n1 = heads.shape[0]
     for i in range(nh):
         F[hs[i]] = head_score(hs[i], heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
@@ -112,17 +115,19 @@ def global_refresh(heads, attrs, w, mask, gl):
 
 
 @njit(cache=True, _nrt=False)
-def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-               T, state, delta, opt, scratch, gl):
-    """One Gibbs proposal at temperature T; updates heads, F, B (and the global terms
-    in gl, `global_features.global_scratch`) in place.
+def gibbs_step(chain, space, sc, T, state, delta, opt, scratch, gl):
+    """One Gibbs proposal at temperature T; updates the chain's heads, F, B (and the
+    global terms in gl, `global_features.global_scratch`) in place. chain = (heads, F,
+    B); space = (cand, ncand, root_ok); sc: the sentence's `Scoring`.
 
     delta (float64) and opt (int64) hold at least 2 * cand width + 1 options;
     scratch = (hs, ms, parts, buf), hs, ms int64 >= 12. Returns the score change (0.0
     when the drawn tree is the current one) and whether the tree changed.
     """
+    heads, F, B = chain
+    cand, ncand, root_ok = space
+    order, S, attrs, up, w, mask, mk, mv, mf = sc
     hs, ms, parts, buf = scratch
-    sc = Scoring(order, S, attrs, up, w, mask, mk, mv, mf)
     glob = gl[0][0] == 1
     lo, hi, size, G, mark, gbuf = gl[1], gl[2], gl[3], gl[4], gl[5], gl[6]
     n1 = heads.shape[0]
@@ -191,30 +196,35 @@ def gibbs_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, 
         heads[m] = b
         hs[0] = a; hs[1] = b; hs[2] = m
         ms[0] = m; ms[1] = m + 1
-        _refresh(heads, F, B, hs, 3, ms, 2, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
+        _refresh(heads, F, B, hs, 3, ms, 2, sc, parts, buf)
     else:
         b = -1 - b
         heads[m] = 0
         heads[r] = b
         hs[0] = 0; hs[1] = a; hs[2] = m; hs[3] = b; hs[4] = r
         ms[0] = m; ms[1] = m + 1; ms[2] = r; ms[3] = r + 1
-        _refresh(heads, F, B, hs, 5, ms, 4, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
+        _refresh(heads, F, B, hs, 5, ms, 4, sc, parts, buf)
     if glob:
         scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf)
     return d, True
 
 
 @njit(cache=True, _nrt=False)
-def walk_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, mk, mv, mf,
-              Q, T, Tp, K, state, perm, in_z, in_tree, nxt, cdf, zs, old, scratch, gl):
+def walk_step(chain, space, sc, Q, T, Tp, K, state, walk, scratch, gl):
     """One random-walk MH proposal redrawing K heads from exp(Q/Tp) (Q: float64
     (n+1, n+1) first-order proposal scores, finite on allowed arcs) at temperature
-    T; updates heads, F, B (and gl's global terms) in place when accepted.
+    T; updates the chain's heads, F, B (and gl's global terms) in place when accepted.
+    chain = (heads, F, B); space = (cand, ncand, root_ok); sc: the sentence's `Scoring`.
 
-    Scratch: perm, nxt (int64 (n+1)), in_z, in_tree (bool (n+1)), cdf (float64
-    (n+1, width+1)), zs, old (int64 >= K), scratch = (hs, ms, parts, buf) with hs, ms
-    int64 >= 3K+1. Returns (score change, changed, walk given up).
+    Scratch: walk = (perm, in_z, in_tree, nxt, cdf, zs, old): perm, nxt (int64 (n+1)),
+    in_z, in_tree (bool (n+1)), cdf (float64 (n+1, width+1)), zs, old (int64 >= K);
+    scratch = (hs, ms, parts, buf) with hs, ms int64 >= 3K+1. Returns (score change,
+    changed, walk given up).
     """
+    heads, F, B = chain
+    cand, ncand, root_ok = space
+    attrs, w, mask = sc.attrs, sc.w, sc.mask
+    perm, in_z, in_tree, nxt, cdf, zs, old = walk
     hs, ms, parts, buf = scratch
     n1 = heads.shape[0]
     n = n1 - 1
@@ -295,16 +305,14 @@ def walk_step(heads, F, B, cand, ncand, root_ok, order, S, attrs, up, w, mask, m
     before = _distinct_sum(F, hs, nh) + _distinct_sum(B, ms, 2 * k)
     for i in range(k):
         heads[zs[i]] = nxt[zs[i]]
-    d = _local(heads, hs, nh, ms, 2 * k, Scoring(order, S, attrs, up, w, mask, mk, mv, mf),
-               parts, buf) - before
+    d = _local(heads, hs, nh, ms, 2 * k, sc, parts, buf) - before
     if gl[0][0] == 1:    # K arcs change: the global score of the new tree from scratch
         gtotal = 0.0
         for i in range(n1):
             gtotal += gl[4][i]
         d += global_refresh(heads, attrs, w, mask, gl) - gtotal
     if np.log(uniform(state)) < d / T - d1 / Tp:
-        _refresh(heads, F, B, hs, nh, ms, 2 * k, order, S, attrs, up, w, mask, mk, mv, mf,
-                 parts, buf)
+        _refresh(heads, F, B, hs, nh, ms, 2 * k, sc, parts, buf)
         return d, True, False
     for i in range(k):
         heads[zs[i]] = old[i]

@@ -17,16 +17,12 @@ MAX_ARGS = 12
 
 # "module path:function" -> arguments today (2026-12-03); packing the graph model's
 # nine scoring arrays (order, S, attrs, up, w, mask, mk, mv, mf) in one named tuple
-# (`scoring.Scoring`, which greedy's kernels take since 2026-12-04) takes most of them
+# (`scoring.Scoring`, which greedy's and sampling's kernels take since 2026-12-04) takes most of them
 # under MAX_ARGS
 OVER = {
     "models/graph/bgi_state.py:beam_run": 35,
     "models/graph/bgi_state.py:beam_step": 34,
-    "models/graph/sampling_moves.py:walk_step": 29,
-    "models/graph/decode_sampling.py:sampling_chunk": 30,
     "models/transition/decode.py:_run_sequence": 23,
-    "models/graph/sampling_moves.py:gibbs_step": 21,
-    "models/graph/sampling_moves.py:_refresh": 18,
     "models/graph/bgi_parts.py:_score_parts": 18,
     "models/graph/bgi_swaps.py:swap_rounds": 17,
     "models/graph/bgi_swaps.py:swap_round": 16,
