@@ -17,8 +17,8 @@ MAX_ARGS = 12
 
 # "module path:function" -> arguments today (2026-12-03); packing the graph model's
 # nine scoring arrays (order, S, attrs, up, w, mask, mk, mv, mf) in one named tuple
-# (`scoring.Scoring`, which greedy's and sampling's kernels take since 2026-12-04) takes most of them
-# under MAX_ARGS
+# (`scoring.Scoring`, which greedy's and sampling's kernels take since 2026-12-04) takes
+# most of them under MAX_ARGS
 OVER = {
     "models/graph/bgi_state.py:beam_run": 35,
     "models/graph/bgi_state.py:beam_step": 34,
