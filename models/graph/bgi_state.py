@@ -17,11 +17,27 @@ loss(h->m) = Din[m] - D + Csub[m, root(h)] + [h == 0] (Droot - D): the arcs
 adding h->m excludes are the other heads of m, the arcs from m's component
 into the root of h's component (cycles) and, for h = 0, the other root arcs.
 A part through two excluded arcs is charged once per arc.
+
+The arrays travel packed, as pynndescent packs a tree's arrays in one named tuple:
+`Parts` (the sentence's parts and their arc index, fixed), `Tree` (one partial
+tree's state) and `Beam` (the beam's partial trees as rows of the same arrays, plus
+their costs); `beam_row` reads one row of a `Beam` as a `Tree`.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
+
+# w (P,) part weights, parcs (P, 3) their arcs (-1 padded), aptr/apart the arc ->
+# parts index (CSR), p (n1*n1,) arc probabilities
+Parts = namedtuple("Parts", "w parcs aptr apart p")
+# one partial tree: avail, intree (bool (n1*n1,)), alive (bool (P,)), G (n1*n1,),
+# Din (n1,), Csub (n1, n1), Droot (1,), comp, head (int64 (n1,))
+Tree = namedtuple("Tree", "avail intree alive G Din Csub Droot comp head")
+# the beam: each field of Tree with a leading row axis, and cost (rows,)
+Beam = namedtuple("Beam", "avail intree alive G Din Csub Droot comp head cost")
 
 
 @njit(cache=True, _nrt=False)
@@ -49,9 +65,12 @@ def _bump(a, delta, n1, G, p, Din, Csub, Droot, comp):
 
 
 @njit(cache=True, _nrt=False)
-def state_init(w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub, Droot, comp, head):
-    """Fill G and the aggregates of the empty partial tree (avail, intree, alive
-    set by the caller: avail = allowed arcs, nothing in the tree, all alive)."""
+def state_init(pt, t):
+    """Fill G and the aggregates of the empty partial tree t (a `Tree`; avail, intree,
+    alive set by the caller: avail = allowed arcs, nothing in the tree, all alive);
+    pt: the sentence's `Parts`."""
+    w, parcs, aptr, apart, p = pt
+    avail, intree, alive, G, Din, Csub, Droot, comp, head = t
     n1 = head.shape[0]
     G[:] = 0.0
     Din[:] = 0.0
@@ -72,8 +91,10 @@ def state_init(w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub, Dro
 
 
 @njit(cache=True, _nrt=False)
-def state_values(beta, avail, G, p, Din, Csub, Droot, comp, v):
-    """v[a] = beta * loss - (1 - beta) * gain for available arcs, +inf otherwise."""
+def state_values(beta, t, p, v):
+    """v[a] = beta * loss - (1 - beta) * gain for available arcs, +inf otherwise
+    (t: a `Tree`, p: the arc probabilities)."""
+    avail, G, Din, Csub, Droot, comp = t.avail, t.G, t.Din, t.Csub, t.Droot, t.comp
     n1 = comp.shape[0]
     for a in range(n1 * n1):
         if not avail[a]:
@@ -89,9 +110,11 @@ def state_values(beta, avail, G, p, Din, Csub, Droot, comp, v):
 
 
 @njit(cache=True, _nrt=False)
-def _exclude(x, n1, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub, Droot, comp):
+def _exclude(x, n1, pt, t):
     """Arc x leaves the available set: its D leaves the aggregates and the parts
     through it die, taking their contributions from their other available arcs."""
+    w, parcs, aptr, apart, p = pt
+    avail, intree, alive, G, Din, Csub, Droot, comp, _ = t
     avail[x] = False
     d = p[x] * G[x]
     h = x // n1
@@ -112,12 +135,14 @@ def _exclude(x, n1, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub
 
 
 @njit(cache=True, _nrt=False)
-def state_add(e, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub, Droot, comp,
-              head):
-    """Add arc e = h -> m (m headless, root(h) != m) and update the state (Appendix A):
-    exclude the other heads of m, the arcs from m's component into root(h) and,
-    for h = 0, the other root arcs; re-weight the alive parts through e; merge
-    m's component into root(h)'s. Cost: the parts through the touched arcs, O(n)."""
+def state_add(e, pt, t):
+    """Add arc e = h -> m (m headless, root(h) != m) to the partial tree t and update
+    its state (Appendix A): exclude the other heads of m, the arcs from m's component
+    into root(h) and, for h = 0, the other root arcs; re-weight the alive parts
+    through e; merge m's component into root(h)'s. Cost: the parts through the
+    touched arcs, O(n)."""
+    w, parcs, aptr, apart, p = pt
+    avail, intree, alive, G, Din, Csub, Droot, comp, head = t
     n1 = head.shape[0]
     h = e // n1
     m = e - h * n1
@@ -132,19 +157,16 @@ def state_add(e, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub, D
     for x in range(n1):
         a = x * n1 + m
         if avail[a]:
-            _exclude(a, n1, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub,
-                     Droot, comp)
+            _exclude(a, n1, pt, t)
     for y in range(n1):
         if comp[y] == m:
             a = y * n1 + r
             if avail[a]:
-                _exclude(a, n1, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub,
-                         Droot, comp)
+                _exclude(a, n1, pt, t)
     if h == 0:
         for x in range(1, n1):
             if avail[x]:
-                _exclude(x, n1, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub,
-                         Droot, comp)
+                _exclude(x, n1, pt, t)
     for q in range(aptr[e], aptr[e + 1]):
         i = apart[q]
         if not alive[i]:
@@ -196,19 +218,45 @@ def _lex_less(c1, b1, e1, c2, b2, e2):
     return c1 < c2 or (c1 == c2 and (b1 < b2 or (b1 == b2 and e1 < e2)))
 
 
+@njit(cache=True, inline="always")
+def beam_row(bm, k):
+    """Row k of the beam `bm` as a `Tree` (views, no copy)."""
+    return Tree(bm.avail[k], bm.intree[k], bm.alive[k], bm.G[k], bm.Din[k], bm.Csub[k],
+                bm.Droot[k], bm.comp[k], bm.head[k])
+
+
 @njit(cache=True, _nrt=False)
-def beam_step(nb, beam, beta, w, parcs, aptr, apart, p, fb, avail, intree, alive, G, Din, Csub,
-              Droot, comp, head, cost, avail2, intree2, alive2, G2, Din2, Csub2, Droot2, comp2,
-              head2, cost2, V, fbarc, cb, ce, cc):
-    """One step of the beam over nb partial trees (rows of the state arrays):
-    the `beam` lowest (cost + v(e), row, e) extensions (a row without an
-    available arc offers its fallback arc at its cost) are written, each a copy
-    of its row plus the arc, into the rows of the *2 arrays; return their count.
-    V (beam, n1*n1), fbarc (beam,), cb/ce (beam,) int64 and cc (beam,) scratch."""
+def _copy_row(src, b, dst, k, cost):
+    """dst's row k := src's row b, at `cost`."""
+    n1 = src.head.shape[1]
+    for a in range(src.avail.shape[1]):
+        dst.avail[k, a] = src.avail[b, a]
+        dst.intree[k, a] = src.intree[b, a]
+        dst.G[k, a] = src.G[b, a]
+    for i in range(src.alive.shape[1]):
+        dst.alive[k, i] = src.alive[b, i]
+    for x in range(n1):
+        dst.Din[k, x] = src.Din[b, x]
+        dst.comp[k, x] = src.comp[b, x]
+        dst.head[k, x] = src.head[b, x]
+        for y in range(n1):
+            dst.Csub[k, x, y] = src.Csub[b, x, y]
+    dst.Droot[k, 0] = src.Droot[b, 0]
+    dst.cost[k] = cost
+
+
+@njit(cache=True, _nrt=False)
+def beam_step(nb, beam, beta, pt, fb, cur, nxt, sx):
+    """One step of the beam over the nb partial trees of `cur` (a `Beam`): the `beam`
+    lowest (cost + v(e), row, e) extensions (a row without an available arc offers
+    its fallback arc, by fb, at its cost) are written, each a copy of its row plus
+    the arc, into the rows of `nxt`; return their count. pt: the `Parts`; sx =
+    (V (beam, n1*n1), fbarc (beam,), cb, ce (beam,) int64, cc (beam,)) scratch."""
+    V, fbarc, cb, ce, cc = sx
     A = V.shape[1]
-    n1 = head.shape[1]
     for b in range(nb):
-        state_values(beta, avail[b], G[b], p, Din[b], Csub[b], Droot[b], comp[b], V[b])
+        row = beam_row(cur, b)
+        state_values(beta, row, pt.p, V[b])
         fbarc[b] = -1
         anyf = False
         for e in range(A):
@@ -216,7 +264,8 @@ def beam_step(nb, beam, beta, w, parcs, aptr, apart, p, fb, avail, intree, alive
                 anyf = True
                 break
         if not anyf:
-            fbarc[b] = fallback_arc(head[b], comp[b], fb)
+            fbarc[b] = fallback_arc(row.head, row.comp, fb)
+    cost = cur.cost
     nk = 0
     lc = -np.inf
     lb = -1
@@ -244,54 +293,33 @@ def beam_step(nb, beam, beta, w, parcs, aptr, apart, p, fb, avail, intree, alive
         lc = bc; lb = bb; le = be
         nk += 1
     for k in range(nk):
-        b = cb[k]
-        for a in range(A):
-            avail2[k, a] = avail[b, a]
-            intree2[k, a] = intree[b, a]
-            G2[k, a] = G[b, a]
-        for i in range(alive.shape[1]):
-            alive2[k, i] = alive[b, i]
-        for x in range(n1):
-            Din2[k, x] = Din[b, x]
-            comp2[k, x] = comp[b, x]
-            head2[k, x] = head[b, x]
-            for y in range(n1):
-                Csub2[k, x, y] = Csub[b, x, y]
-        Droot2[k, 0] = Droot[b, 0]
-        cost2[k] = cc[k]
-        state_add(ce[k], w, parcs, aptr, apart, p, avail2[k], intree2[k], alive2[k], G2[k],
-                  Din2[k], Csub2[k], Droot2[k], comp2[k], head2[k])
+        _copy_row(cur, cb[k], nxt, k, cc[k])
+        state_add(ce[k], pt, beam_row(nxt, k))
     return nk
 
 
 @njit(cache=True, _nrt=False)
-def beam_run(steps, nb, beam, beta, w, parcs, aptr, apart, p, fb, avail, intree, alive, G, Din,
-             Csub, Droot, comp, head, cost, avail2, intree2, alive2, G2, Din2, Csub2, Droot2,
-             comp2, head2, cost2, V, fbarc, cb, ce, cc):
+def beam_run(steps, nb, beam, beta, pt, fb, b0, b1, sx):
     """`steps` beam steps in one call (no per-step dispatch), alternating between
-    the two sets of state arrays; return nb * 2 + (1 if the last step wrote the
-    *2 arrays else 0)."""
+    the two beams b0 and b1; return nb * 2 + (1 if the last step wrote b1 else 0)."""
     flip = 0
     for _ in range(steps):
         if flip == 0:
-            nb = beam_step(nb, beam, beta, w, parcs, aptr, apart, p, fb, avail, intree, alive,
-                           G, Din, Csub, Droot, comp, head, cost, avail2, intree2, alive2, G2,
-                           Din2, Csub2, Droot2, comp2, head2, cost2, V, fbarc, cb, ce, cc)
+            nb = beam_step(nb, beam, beta, pt, fb, b0, b1, sx)
         else:
-            nb = beam_step(nb, beam, beta, w, parcs, aptr, apart, p, fb, avail2, intree2,
-                           alive2, G2, Din2, Csub2, Droot2, comp2, head2, cost2, avail, intree,
-                           alive, G, Din, Csub, Droot, comp, head, cost, V, fbarc, cb, ce, cc)
+            nb = beam_step(nb, beam, beta, pt, fb, b1, b0, sx)
         flip = 1 - flip
     return nb * 2 + flip
 
 
 @njit(cache=True, _nrt=False)
-def beam_start(allowed, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, Csub, Droot, comp,
-               head, cost):
-    """Row 0 of the beam's state arrays := the empty partial tree: the allowed arcs
-    but those into the root and self-loops available, the parts through an arc
-    that can never be added dead, then `state_init`."""
+def beam_start(allowed, pt, bm):
+    """Row 0 of the beam `bm` := the empty partial tree: the allowed arcs but those
+    into the root and self-loops available, the parts through an arc that can never
+    be added dead, then `state_init`."""
     n1 = allowed.shape[0]
+    avail, intree, alive = bm.avail, bm.intree, bm.alive
+    parcs = pt.parcs
     for h in range(n1):
         for m in range(n1):
             avail[0, h * n1 + m] = allowed[h, m] and m != 0 and h != m
@@ -303,43 +331,41 @@ def beam_start(allowed, w, parcs, aptr, apart, p, avail, intree, alive, G, Din, 
             if b >= 0 and not avail[0, b]:
                 ok = False
         alive[0, i] = ok
-    cost[0] = 0.0
-    state_init(w, parcs, aptr, apart, p, avail[0], intree[0], alive[0], G[0], Din[0], Csub[0],
-               Droot[0], comp[0], head[0])
+    bm.cost[0] = 0.0
+    state_init(pt, beam_row(bm, 0))
 
 
 @njit(cache=True)
 def beam_buffers(beam, n1, P):
-    """One set of the beam's state arrays (rows: partial trees): avail, intree
-    (bool (beam, n1*n1)), alive (bool (beam, P)), G (beam, n1*n1), Din (beam, n1),
-    Csub (beam, n1, n1), Droot (beam, 1), comp, head (int64 (beam, n1)), cost (beam,)."""
+    """A `Beam` of `beam` rows for a sentence of n1 - 1 words and P parts."""
     A = n1 * n1
-    return (np.empty((beam, A), np.bool_), np.empty((beam, A), np.bool_),
-            np.empty((beam, P), np.bool_), np.empty((beam, A)), np.empty((beam, n1)),
-            np.empty((beam, n1, n1)), np.empty((beam, 1)), np.empty((beam, n1), np.int64),
-            np.empty((beam, n1), np.int64), np.empty(beam))
+    return Beam(np.empty((beam, A), np.bool_), np.empty((beam, A), np.bool_),
+                np.empty((beam, P), np.bool_), np.empty((beam, A)), np.empty((beam, n1)),
+                np.empty((beam, n1, n1)), np.empty((beam, 1)), np.empty((beam, n1), np.int64),
+                np.empty((beam, n1), np.int64), np.empty(beam))
 
 
 @njit(cache=True)
-def beam_construct(beam, beta, allowed, w, parcs, aptr, apart, p, fb):
+def beam_scratch(beam, n1):
+    """`beam_step`'s scratch: V, fbarc, cb, ce, cc."""
+    return (np.empty((beam, n1 * n1)), np.empty(beam, np.int64), np.empty(beam, np.int64),
+            np.empty(beam, np.int64), np.empty(beam))
+
+
+@njit(cache=True)
+def beam_construct(beam, beta, allowed, pt, fb):
     """Algorithm 2 with a beam in one call: allocate, start, `beam_run`; return the
     heads of the final beam's trees (int64 (nb, n1), best first, heads[:, 0] = -1)."""
     n1 = allowed.shape[0]
-    a0, i0, l0, g0, d0, c0, r0, m0, h0, s0 = beam_buffers(beam, n1, w.shape[0])
-    a1, i1, l1, g1, d1, c1, r1, m1, h1, s1 = beam_buffers(beam, n1, w.shape[0])
-    V = np.empty((beam, n1 * n1))
-    fbarc = np.empty(beam, np.int64)
-    cb = np.empty(beam, np.int64)
-    ce = np.empty(beam, np.int64)
-    cc = np.empty(beam)
-    beam_start(allowed, w, parcs, aptr, apart, p, a0, i0, l0, g0, d0, c0, r0, m0, h0, s0)
+    P = pt.w.shape[0]
+    b0 = beam_buffers(beam, n1, P)
+    b1 = beam_buffers(beam, n1, P)
+    beam_start(allowed, pt, b0)
     # np.int64(1), not the literal: beam_step is then compiled once, not also for Literal[int](1)
-    r = beam_run(n1 - 1, np.int64(1), beam, beta, w, parcs, aptr, apart, p, fb, a0, i0, l0, g0,
-                 d0, c0, r0, m0, h0, s0, a1, i1, l1, g1, d1, c1, r1, m1, h1, s1, V, fbarc, cb, ce,
-                 cc)
+    r = beam_run(n1 - 1, np.int64(1), beam, beta, pt, fb, b0, b1, beam_scratch(beam, n1))
     nb = r // 2
     out = np.empty((nb, n1), np.int64)
-    src = h1 if r % 2 else h0
+    src = b1.head if r % 2 else b0.head
     for k in range(nb):
         for x in range(n1):
             out[k, x] = src[k, x]

@@ -15,19 +15,16 @@ import numpy as np
 from numba import njit
 
 from .features import MAX_FEATURES
-from .scoring import bigram_score, head_score, new_memo
+from .scoring import bigram_score, head_score
 
 
 @njit(cache=True, _nrt=False)
-def _local(heads, hs, nh, bs, nb, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-           parts, buf):
+def _local(heads, hs, nh, bs, nb, sc, parts, buf):
     t = 0.0
     for i in range(nh):
-        t += head_score(hs[i], heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                        parts, buf)
+        t += head_score(hs[i], heads, sc, parts, buf)
     for i in range(nb):
-        t += bigram_score(bs[i], heads, order, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                          buf)
+        t += bigram_score(bs[i], heads, sc, buf)
     return t
 
 
@@ -41,20 +38,18 @@ def _push(arr, k, x):
 
 
 @njit(cache=True, _nrt=False)
-def swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf, parts,
-               buf, hs, bs, cur):
+def swap_round(heads, allowed, sc, parts, buf, hs, bs, cur):
     """Apply the best single arc swap (Section 6) to `heads` in place if it gains;
     return the gain (0.0 if none). For m and new head h': if h' is in m's
     subtree, h' first takes m's old head (re-hanging h' and its subtree).
-    Only trees with one root child are considered. hs, bs: int64 scratch (8,);
+    Only trees with one root child are considered. sc: the sentence's `Scoring`
+    (with `swap_scores` as S); hs, bs: int64 scratch (8,);
     cur: float64 scratch (2 * n1 + 1,) for the current head and bigram terms."""
     n1 = heads.shape[0]
     for x in range(n1):
-        cur[x] = head_score(x, heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                            parts, buf)
+        cur[x] = head_score(x, heads, sc, parts, buf)
     for x in range(n1 + 1):
-        cur[n1 + x] = bigram_score(x, heads, order, attrs, upos_prefix, weights, mask, mk, mv,
-                                   mf, buf)
+        cur[n1 + x] = bigram_score(x, heads, sc, buf)
     best = 1e-9
     bm = -1
     bh = -1
@@ -99,21 +94,16 @@ def swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, 
             if inside:
                 heads[h2] = old
             if inside:
-                after = _local(heads, hs, nh, bs, nb, order, S, attrs, upos_prefix, weights,
-                               mask, mk, mv, mf, parts, buf)
+                after = _local(heads, hs, nh, bs, nb, sc, parts, buf)
             else:  # hs = (old, h2, m): old's term without m is the same for every h2
                 if not have_old:
-                    old_wo = head_score(old, heads, order, S, attrs, upos_prefix, weights, mask,
-                                        mk, mv, mf, parts, buf)
+                    old_wo = head_score(old, heads, sc, parts, buf)
                     have_old = True
                 after = 0.0 + old_wo
-                after += head_score(h2, heads, order, S, attrs, upos_prefix, weights, mask, mk,
-                                    mv, mf, parts, buf)
-                after += head_score(m, heads, order, S, attrs, upos_prefix, weights, mask, mk,
-                                    mv, mf, parts, buf)
+                after += head_score(h2, heads, sc, parts, buf)
+                after += head_score(m, heads, sc, parts, buf)
                 for i in range(nb):
-                    after += bigram_score(bs[i], heads, order, attrs, upos_prefix, weights, mask,
-                                          mk, mv, mf, buf)
+                    after += bigram_score(bs[i], heads, sc, buf)
             heads[m] = old
             if inside:
                 heads[h2] = p2
@@ -134,13 +124,11 @@ def swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, 
 
 
 @njit(cache=True, _nrt=False)
-def swap_rounds(swaps, heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                parts, buf, hs, bs, cur):
+def swap_rounds(swaps, heads, allowed, sc, parts, buf, hs, bs, cur):
     """Up to `swaps` rounds of `swap_round` in one call (no per-round dispatch);
     return the rounds that gained."""
     for r in range(swaps):
-        if swap_round(heads, allowed, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                      parts, buf, hs, bs, cur) <= 0.0:
+        if swap_round(heads, allowed, sc, parts, buf, hs, bs, cur) <= 0.0:
             return r
     return swaps
 
@@ -151,22 +139,18 @@ def improve(sc, heads: np.ndarray, swaps: int, deadline: float | None = None,
     memo: the sentence's part-score memo (new_memo) to reuse, if any; S: `swap_scores(sc)`
     if already made. Without a deadline all rounds run in one kernel call."""
     n1 = heads.shape[0]
-    mk, mv, mf = new_memo(n1 - 1) if memo is None else memo
     parts = np.empty((5 * n1 + 8, 5), np.int64)
     buf = np.empty(MAX_FEATURES, np.uint64)
     hs = np.empty(8, np.int64)
     bs = np.empty(8, np.int64)
     cur = np.empty(2 * n1 + 1)
-    S = swap_scores(sc) if S is None else S
+    ksc = sc.scoring(swap_scores(sc) if S is None else S, memo)
     if deadline is None:
-        return swap_rounds(swaps, heads, sc.allowed, sc.order, S, sc.attrs, sc.upos_prefix,
-                           sc.weights, np.uint64(sc.mask), mk, mv, mf, parts, buf, hs, bs,
-                           cur), False
+        return swap_rounds(swaps, heads, sc.allowed, ksc, parts, buf, hs, bs, cur), False
     for r in range(swaps):
         if time.monotonic() > deadline:
             return r, True
-        g = swap_round(heads, sc.allowed, sc.order, S, sc.attrs, sc.upos_prefix, sc.weights,
-                       np.uint64(sc.mask), mk, mv, mf, parts, buf, hs, bs, cur)
+        g = swap_round(heads, sc.allowed, ksc, parts, buf, hs, bs, cur)
         if g <= 0.0:
             return r, False
     return swaps, False
@@ -179,16 +163,14 @@ def swap_scores(sc) -> np.ndarray:
 
 
 @njit(cache=True, _nrt=False)
-def _tree_score(heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf, parts, buf):
+def _tree_score(heads, sc, parts, buf):
     """`tree_score` (the same sum, in the same order) with scratch passed in."""
     n1 = heads.shape[0]
     total = 0.0
     for h in range(n1):
-        total += head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                            parts, buf)
+        total += head_score(h, heads, sc, parts, buf)
     for m in range(2, n1):
-        total += bigram_score(m, heads, order, attrs, upos_prefix, weights, mask, mk, mv, mf,
-                              buf)
+        total += bigram_score(m, heads, sc, buf)
     return total
 
 
@@ -197,5 +179,4 @@ def tree_score_memo(sc, heads: np.ndarray, memo: tuple, parts: np.ndarray,
     """sc.score(heads) with the sentence's part-score memo (the parts already scored
     are not hashed again); scratch parts (int64 (k, 5), unused) and buf (uint64
     (MAX_FEATURES,))."""
-    return float(_tree_score(heads, sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights,
-                             np.uint64(sc.mask), *memo, parts, buf))
+    return float(_tree_score(heads, sc.scoring(memo=memo), parts, buf))

@@ -35,8 +35,11 @@ from numba import njit
 
 from .bgi_parts import build_parts
 from .bgi_state import (
+    Parts,
+    Tree,
     beam_buffers,
     beam_construct,
+    beam_scratch,
     beam_start,
     beam_step,
     state_add,
@@ -88,6 +91,11 @@ class BGIState:
         "intree",
     )
 
+    def tree(self) -> Tree:
+        """The kernels' packed view of this state (the same arrays, no copy)."""
+        return Tree(self.avail, self.intree, self.alive, self.G, self.Din, self.Csub,
+                    self.Droot, self.comp, self.head)
+
     def copy(self) -> BGIState:
         s = BGIState.__new__(BGIState)
         for k in self.__slots__:
@@ -105,11 +113,10 @@ class BGIProblem:
         n1 = sc.S.shape[0]
         self.n1 = n1
         self.allowed = np.ascontiguousarray(sc.allowed)
-        mk, mv, mf = self.memo = new_memo(n1 - 1)  # kept: the swaps reuse the part scores
+        self.memo = new_memo(n1 - 1)  # kept: the swaps reuse the part scores
         self.p = arc_probs(sc.S, self.allowed, alpha)
         w, parcs, arity, aptr, apart = build_parts(
-            self.allowed, sc.order, sc.S, sc.attrs, sc.upos_prefix, sc.weights,
-            np.uint64(sc.mask), mk, mv, mf, self.p, min_part_prob, markers)
+            self.allowed, sc.scoring(memo=self.memo), self.p, min_part_prob, markers)
         if bias_heads is not None:
             tree = np.zeros(n1 * n1 + 1, bool)  # last slot: the -1 padding
             tree[-1] = True
@@ -118,6 +125,7 @@ class BGIProblem:
             gamma = ENSEMBLE_GAMMA if gamma is None else gamma
             w = w + np.where(inside, np.asarray(gamma)[arity - 1], 0.0)
         self.w, self.parcs, self.aptr, self.apart = w, parcs, aptr, apart
+        self.parts = Parts(w, parcs, aptr, apart, self.p)
         Q = sc.first_order if sc.first_order is not None else sc.S
         self.fallback_scores = np.where(np.isfinite(Q), Q, -1e30)
 
@@ -139,17 +147,15 @@ class BGIProblem:
         # parts through an arc that can never be added are dead from the start
         pad = self.parcs < 0
         s.alive = (pad | s.avail[np.maximum(self.parcs, 0)]).all(axis=1)
-        state_init(self.w, self.parcs, self.aptr, self.apart, self.p, s.avail, s.intree,
-                   s.alive, s.G, s.Din, s.Csub, s.Droot, s.comp, s.head)
+        state_init(self.parts, s.tree())
         return s
 
     def values(self, s: BGIState, beta: float, out: np.ndarray) -> np.ndarray:
-        state_values(beta, s.avail, s.G, self.p, s.Din, s.Csub, s.Droot, s.comp, out)
+        state_values(beta, s.tree(), self.p, out)
         return out
 
     def add(self, s: BGIState, e: int) -> None:
-        state_add(e, self.w, self.parcs, self.aptr, self.apart, self.p, s.avail, s.intree,
-                  s.alive, s.G, s.Din, s.Csub, s.Droot, s.comp, s.head)
+        state_add(e, self.parts, s.tree())
 
     def fallback(self, s: BGIState) -> int:
         """Best first-order arc keeping a valid partial tree (pruned arcs included)."""
@@ -175,26 +181,20 @@ def bgi_construct(prob: BGIProblem, beta: float, beam: int = 1,
     does every step, with one a `beam_step` call per arc checks the clock between."""
     n1, P = prob.n1, prob.w.shape[0]
     if deadline is None:  # all steps in one call
-        out = beam_construct(beam, beta, prob.allowed, prob.w, prob.parcs, prob.aptr,
-                             prob.apart, prob.p, prob.fallback_scores)
+        out = beam_construct(beam, beta, prob.allowed, prob.parts, prob.fallback_scores)
         return list(out), False
     cur, nxt = beam_buffers(beam, n1, P), beam_buffers(beam, n1, P)
-    beam_start(prob.allowed, prob.w, prob.parcs, prob.aptr, prob.apart, prob.p, *cur)
-    V = np.empty((beam, n1 * n1))
-    fbarc = np.empty(beam, np.int64)
-    cb = np.empty(beam, np.int64)
-    ce = np.empty(beam, np.int64)
-    cc = np.empty(beam)
+    beam_start(prob.allowed, prob.parts, cur)
+    sx = beam_scratch(beam, n1)
     nb, width, hit = 1, beam, False
     for _ in range(n1 - 1):
         if not hit and time.monotonic() > deadline:
             hit, width, nb = True, 1, 1
-        nb = beam_step(nb, width, beta, prob.w, prob.parcs, prob.aptr, prob.apart, prob.p,
-                       prob.fallback_scores, *cur, *nxt, V, fbarc, cb, ce, cc)
+        nb = beam_step(nb, width, beta, prob.parts, prob.fallback_scores, cur, nxt, sx)
         cur, nxt = nxt, cur
     out = []
     for k in range(nb):
-        h = cur[8][k].copy()
+        h = cur.head[k].copy()
         h[0] = -1
         out.append(h)
     return out, hit

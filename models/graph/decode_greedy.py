@@ -90,7 +90,6 @@ _SIG_LOCAL = types.float64(_I1, _I1, types.int64, _I1, types.int64, SCORING_TYPE
 def _local(heads, hs, nh, ms, nm, sc, parts, buf):
     """Sum of head_score over the distinct heads hs[:nh] and bigrams at ms[:nm]; sc is
     the sentence's `Scoring`."""
-    order, S, attrs, up, w, mask, mk, mv, mf = sc
     t = 0.0
     for i in range(nh):
         dup = False
@@ -98,14 +97,14 @@ def _local(heads, hs, nh, ms, nm, sc, parts, buf):
             if hs[j] == hs[i]:
                 dup = True
         if not dup:
-            t += head_score(hs[i], heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
+            t += head_score(hs[i], heads, sc, parts, buf)
     for i in range(nm):
         dup = False
         for j in range(i):
             if ms[j] == ms[i]:
                 dup = True
         if not dup:
-            t += bigram_score(ms[i], heads, order, attrs, up, w, mask, mk, mv, mf, buf)
+            t += bigram_score(ms[i], heads, sc, buf)
     return t
 
 
@@ -145,13 +144,12 @@ def moved_local(heads, m, b, fa_new, sc, parts, buf):
     """Local score once the detached word m (heads[m] == NO_HEAD) hangs under b:
     F(a) without m (fa_new, the same for every b), the new F(b) and F(m), and the
     head bigrams at m and m+1. heads[m] is NO_HEAD again on return."""
-    order, S, attrs, up, w, mask, mk, mv, mf = sc
     heads[m] = b
     new = fa_new \
-        + head_score(b, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf) \
-        + head_score(m, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf) \
-        + bigram_score(m, heads, order, attrs, up, w, mask, mk, mv, mf, buf) \
-        + bigram_score(m + 1, heads, order, attrs, up, w, mask, mk, mv, mf, buf)
+        + head_score(b, heads, sc, parts, buf) \
+        + head_score(m, heads, sc, parts, buf) \
+        + bigram_score(m, heads, sc, buf) \
+        + bigram_score(m + 1, heads, sc, buf)
     heads[m] = NO_HEAD
     return new
 
@@ -170,7 +168,7 @@ def hill_climb(heads, cand, ncand, root_ok, sc, scratch, gl):
     `global_features`): the atomic inc/decrefs around every call took 85% of decoding
     time (perf). sc: the sentence's `Scoring`.
     """
-    order, S, attrs, up, w, mask, mk, mv, mf = sc
+    attrs, w, mask = sc.attrs, sc.w, sc.mask
     parts, buf, depth, visit, counts, F, B, hs, ms = scratch
     glob = gl[0][0] == 1
     lo, hi, size, G, mark, gbuf = gl[1], gl[2], gl[3], gl[4], gl[5], gl[6]
@@ -180,9 +178,9 @@ def hill_climb(heads, cand, ncand, root_ok, sc, scratch, gl):
     for i in range(n1 + 2):
         B[i] = 0.0
     for h in range(n1):
-        F[h] = head_score(h, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
+        F[h] = head_score(h, heads, sc, parts, buf)
     for m in range(2, n1):
-        B[m] = bigram_score(m, heads, order, attrs, up, w, mask, mk, mv, mf, buf)
+        B[m] = bigram_score(m, heads, sc, buf)
     gtotal = 0.0
     if glob:
         gtotal = scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf)
@@ -205,7 +203,7 @@ def hill_climb(heads, cand, ncand, root_ok, sc, scratch, gl):
             best_b = -1
             # simple moves: m gets head b
             heads[m] = NO_HEAD
-            fa_new = head_score(a, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
+            fa_new = head_score(a, heads, sc, parts, buf)
             old_base = F[a] + F[m] + B[m] + B[m + 1]
             for kk in range(ncand[m]):
                 b = cand[m, kk]
@@ -252,11 +250,9 @@ def hill_climb(heads, cand, ncand, root_ok, sc, scratch, gl):
                 hs[0] = 0; hs[1] = a; hs[2] = m; hs[3] = root
                 ms[0] = m; ms[1] = m + 1; ms[2] = root; ms[3] = root + 1
             for i in range(4):
-                F[hs[i]] = head_score(hs[i], heads, order, S, attrs, up, w, mask, mk, mv, mf,
-                                      parts, buf)
+                F[hs[i]] = head_score(hs[i], heads, sc, parts, buf)
                 if ms[i] < n1:
-                    B[ms[i]] = bigram_score(ms[i], heads, order, attrs, up, w, mask, mk, mv,
-                                            mf, buf)
+                    B[ms[i]] = bigram_score(ms[i], heads, sc, buf)
             if glob:
                 gtotal = scores_into(heads, attrs, w, mask, lo, hi, size, G, gbuf)
     total = gtotal

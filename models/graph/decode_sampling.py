@@ -163,7 +163,7 @@ class _Chain:
         self.stats = np.zeros(N_STATS)
         self.gl = global_scratch(n1, glob)
         self.stats[_SCORE] = self.stats[_BEST] = init_scores(self.heads, self.F, self.B,
-                                                             *tables[3:]) + global_refresh(
+                                                             self.sc) + global_refresh(
             self.heads, tables[5], tables[7], tables[8], self.gl)
 
     def run(self, *, t0, cooling, max_sweeps, converge, anneal, best, burn_in, agree, trace,

@@ -43,9 +43,9 @@ WALK_TRIES = 50          # redraws of a walk that put several words under the ro
 
 
 @njit(cache=True)
-def init_scores(heads, F, B, order, S, attrs, up, w, mask, mk, mv, mf):
+def init_scores(heads, F, B, sc):
     """Fill F[h] = head_score(h) (float64 (n+2)) and B[m] = bigram_score(m)
-    (float64 (n+3)) for the tree `heads`; return the tree's score."""
+    (float64 (n+3)) for the tree `heads`; return the tree's score. sc: `Scoring`."""
     n1 = heads.shape[0]
     parts = np.empty((1, 5), dtype=np.int64)
     buf = np.empty(MAX_FEATURES, dtype=np.uint64)
@@ -53,10 +53,10 @@ def init_scores(heads, F, B, order, S, attrs, up, w, mask, mk, mv, mf):
     B[:] = 0.0
     total = 0.0
     for h in range(n1):
-        F[h] = head_score(h, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
+        F[h] = head_score(h, heads, sc, parts, buf)
         total += F[h]
     for m in range(2, n1):
-        B[m] = bigram_score(m, heads, order, attrs, up, w, mask, mk, mv, mf, buf)
+        B[m] = bigram_score(m, heads, sc, buf)
         total += B[m]
     return total
 
@@ -79,13 +79,12 @@ _SIG_REFRESH = types.void(_I1, _F1, _F1, _I1, types.int64, _I1, types.int64, SCO
 def _refresh(heads, F, B, hs, nh, ms, nm, sc, parts, buf):
     """Recompute the cached F at hs[:nh] and B at ms[:nm] after a move; sc: the
     sentence's `Scoring`."""
-    order, S, attrs, up, w, mask, mk, mv, mf = sc
     n1 = heads.shape[0]
     for i in range(nh):
-        F[hs[i]] = head_score(hs[i], heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
+        F[hs[i]] = head_score(hs[i], heads, sc, parts, buf)
     for i in range(nm):
         if ms[i] < n1:
-            B[ms[i]] = bigram_score(ms[i], heads, order, attrs, up, w, mask, mk, mv, mf, buf)
+            B[ms[i]] = bigram_score(ms[i], heads, sc, buf)
 
 
 @njit("int64(float64[::1], int64, uint64[::1])", cache=True, _nrt=False)
@@ -126,7 +125,7 @@ def gibbs_step(chain, space, sc, T, state, delta, opt, scratch, gl):
     """
     heads, F, B = chain
     cand, ncand, root_ok = space
-    order, S, attrs, up, w, mask, mk, mv, mf = sc
+    attrs, w, mask = sc.attrs, sc.w, sc.mask
     hs, ms, parts, buf = scratch
     glob = gl[0][0] == 1
     lo, hi, size, G, mark, gbuf = gl[1], gl[2], gl[3], gl[4], gl[5], gl[6]
@@ -140,7 +139,7 @@ def gibbs_step(chain, space, sc, T, state, delta, opt, scratch, gl):
     k = 0
     # r stays the root's child; m takes a head outside its subtree
     heads[m] = NO_HEAD
-    fa_new = head_score(a, heads, order, S, attrs, up, w, mask, mk, mv, mf, parts, buf)
+    fa_new = head_score(a, heads, sc, parts, buf)
     base = F[a] + F[m] + B[m] + B[m + 1]
     for kk in range(ncand[m]):
         b = cand[m, kk]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, typeof
+from numba import njit, typeof, types
 
 from .features import (
     MAX_FEATURES,
@@ -29,22 +29,19 @@ from .features import (
     part_features,
 )
 
-# one explicit signature each for the kernels every decoder calls with int32 and int64
-# positions and literal part types (see `features`): compiled once, not 16 times
-SCORING_ARGS = ("uint64[:, ::1], int32[:, ::1], float32[::1], uint64, int64[::1], float64[::1], "
-                "int64[::1]")  # attrs, upos_prefix, weights, mask, memo keys, values, fill
-_SIG_PART_MISS = f"float64(int64, int64, int64, int64, int64, int64, {SCORING_ARGS}, uint64[::1])"
-_SIG_HEAD_SCORE = (f"float64(int64, int64[::1], int64, float64[:, ::1], {SCORING_ARGS}, "
-                   "int64[:, ::1], uint64[::1])")
-
 # The arrays every part score of one sentence reads, in one named tuple (as pynndescent
 # packs a tree's arrays): the model's order, the first-order arc scores S, the encoded
 # attributes and UPOS prefixes, the weights and their hash mask, the memo's keys, values
-# and fill. The search kernels take it whole; the leaf kernels above take its fields.
+# and fill. Every kernel from `part_score` up takes it whole; `head_score` and `_part_miss`
+# have one explicit signature each (compiled once, not for each mix of int32 and int64
+# positions and literal part types the decoders call them with).
 Scoring = namedtuple("Scoring", "order S attrs up w mask mk mv mf")
 SCORING_TYPE = typeof(Scoring(0, np.zeros((1, 1)), np.zeros((1, 1), np.uint64),
                               np.zeros((1, 1), np.int32), np.zeros(1, np.float32), np.uint64(0),
                               np.zeros(1, np.int64), np.zeros(1), np.zeros(1, np.int64)))
+_SIG_PART_MISS = types.float64(*[types.int64] * 6, SCORING_TYPE, types.uint64[::1])
+_SIG_HEAD_SCORE = types.float64(types.int64, types.int64[::1], SCORING_TYPE, types.int64[:, ::1],
+                                types.uint64[::1])
 
 NO_HEAD = -2          # heads[m] while m is detached during a move
 EMPTY = np.int64(-1)  # free slot of the memo table
@@ -92,9 +89,9 @@ def arc_scores(attrs, upos_prefix, weights, mask, allowed):
 
 
 @njit(_SIG_PART_MISS, cache=True, _nrt=False)
-def _part_miss(ptype, a, b, c, d, key, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
-               memo_fill, buf):
+def _part_miss(ptype, a, b, c, d, key, sc, buf):
     """Slow path of part_score: compute the part's features and store the score."""
+    memo_keys, memo_vals, memo_fill = sc.mk, sc.mv, sc.mf
     cap = memo_keys.shape[0]
     if memo_fill[0] * 2 >= cap:
         memo_keys[:] = EMPTY
@@ -102,10 +99,12 @@ def _part_miss(ptype, a, b, c, d, key, attrs, upos_prefix, weights, mask, memo_k
     i = np.int64((np.uint64(key) * _KEY_MUL) >> np.uint64(40)) & (cap - 1)
     while memo_keys[i] != EMPTY:
         i = (i + 1) & (cap - 1)
-    k = part_features(attrs, upos_prefix, ptype, a, b, c, d, buf)
+    k = part_features(sc.attrs, sc.up, ptype, a, b, c, d, buf)
+    w = sc.w
+    mask = sc.mask
     s = 0.0
     for j in range(k):
-        s += weights[buf[j] & mask]
+        s += w[buf[j] & mask]
     memo_keys[i] = key
     memo_vals[i] = s
     memo_fill[0] += 1
@@ -134,14 +133,12 @@ def _memo_get(memo_keys, memo_vals, key):
 
 
 @njit(cache=True, _nrt=False)
-def part_score(ptype, a, b, c, d, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
-               memo_fill, buf):
-    """Score of one higher-order part, memoised (positions < 1024)."""
+def part_score(ptype, a, b, c, d, sc, buf):
+    """Score of one higher-order part, memoised (positions < 1024); sc: `Scoring`."""
     key = _key(ptype, a, b, c, d)
-    v = _memo_get(memo_keys, memo_vals, key)
+    v = _memo_get(sc.mk, sc.mv, key)
     if v != v:
-        v = _part_miss(ptype, a, b, c, d, key, attrs, upos_prefix, weights, mask, memo_keys,
-                       memo_vals, memo_fill, buf)
+        v = _part_miss(ptype, a, b, c, d, key, sc, buf)
     return v
 
 
@@ -194,8 +191,7 @@ def head_parts(h, heads, order, parts):
 
 
 @njit(_SIG_HEAD_SCORE, cache=True, _nrt=False)
-def head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
-               memo_fill, parts, buf):
+def head_score(h, heads, sc, parts, buf):
     """Sum of the scores of the parts headed by h; arcs are read from S.
 
     The same walk as `head_parts`, scoring as it goes: the decoders' innermost
@@ -204,6 +200,7 @@ def head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, memo_keys,
     reference-count round trip per array per part, which dominated decoding.
     (`parts` is unused, kept for the signature; tests check both walks agree.)
     """
+    order, S, memo_keys, memo_vals = sc.order, sc.S, sc.mk, sc.mv
     n1 = heads.shape[0]
     g = -1
     if h > 0:
@@ -224,29 +221,25 @@ def head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, memo_keys,
                     key = _key(sib, h, prev, c, 0)
                     v = _memo_get(memo_keys, memo_vals, key)
                     if v != v:
-                        v = _part_miss(sib, h, prev, c, 0, key, attrs, upos_prefix, weights,
-                                       mask, memo_keys, memo_vals, memo_fill, buf)
+                        v = _part_miss(sib, h, prev, c, 0, key, sc, buf)
                     total += v
                     if g >= 0:
                         key = _key(PART_GRAND, g, h, c, 0)
                         v = _memo_get(memo_keys, memo_vals, key)
                         if v != v:
-                            v = _part_miss(PART_GRAND, g, h, c, 0, key, attrs, upos_prefix,
-                                           weights, mask, memo_keys, memo_vals, memo_fill, buf)
+                            v = _part_miss(PART_GRAND, g, h, c, 0, key, sc, buf)
                         total += v
                 if order >= 3:
                     key = _key(PART_TRISIB, h, prev2, prev, c)
                     v = _memo_get(memo_keys, memo_vals, key)
                     if v != v:
-                        v = _part_miss(PART_TRISIB, h, prev2, prev, c, key, attrs, upos_prefix,
-                                       weights, mask, memo_keys, memo_vals, memo_fill, buf)
+                        v = _part_miss(PART_TRISIB, h, prev2, prev, c, key, sc, buf)
                     total += v
                     if g >= 0:
                         key = _key(PART_GSIB, g, h, prev, c)
                         v = _memo_get(memo_keys, memo_vals, key)
                         if v != v:
-                            v = _part_miss(PART_GSIB, g, h, prev, c, key, attrs, upos_prefix,
-                                           weights, mask, memo_keys, memo_vals, memo_fill, buf)
+                            v = _part_miss(PART_GSIB, g, h, prev, c, key, sc, buf)
                         total += v
                 prev2 = prev
                 prev = c
@@ -256,43 +249,36 @@ def head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, memo_keys,
             key = _key(sib, h, prev, h, 0)
             v = _memo_get(memo_keys, memo_vals, key)
             if v != v:
-                v = _part_miss(sib, h, prev, h, 0, key, attrs, upos_prefix, weights, mask,
-                               memo_keys, memo_vals, memo_fill, buf)
+                v = _part_miss(sib, h, prev, h, 0, key, sc, buf)
             total += v
             val = min(count, MAX_VALENCY)
             key = _key(PART_VALENCY, h, side, val, 0)
             v = _memo_get(memo_keys, memo_vals, key)
             if v != v:
-                v = _part_miss(PART_VALENCY, h, side, val, 0, key, attrs, upos_prefix, weights,
-                               mask, memo_keys, memo_vals, memo_fill, buf)
+                v = _part_miss(PART_VALENCY, h, side, val, 0, key, sc, buf)
             total += v
     return total
 
 
 @njit(cache=True, _nrt=False)
-def bigram_score(m, heads, order, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
-                 memo_fill, buf):
+def bigram_score(m, heads, sc, buf):
     """Head-bigram part of words m-1 and m (third order only; 0 outside 2..n)."""
-    if order < 3 or m < 2 or m >= heads.shape[0]:
+    if sc.order < 3 or m < 2 or m >= heads.shape[0]:
         return 0.0
-    return part_score(PART_BIGRAM, m, heads[m - 1], heads[m], 0, attrs, upos_prefix, weights,
-                      mask, memo_keys, memo_vals, memo_fill, buf)
+    return part_score(PART_BIGRAM, m, heads[m - 1], heads[m], 0, sc, buf)
 
 
 @njit(cache=True)
-def tree_score(heads, order, S, attrs, upos_prefix, weights, mask, memo_keys, memo_vals,
-               memo_fill):
-    """Total score of the tree `heads` (heads[0] ignored)."""
+def tree_score(heads, sc):
+    """Total score of the tree `heads` (heads[0] ignored); sc: the sentence's `Scoring`."""
     n1 = heads.shape[0]
     parts = np.empty((5 * n1 + 8, 5), dtype=np.int64)
     buf = np.empty(MAX_FEATURES, dtype=np.uint64)
     total = 0.0
     for h in range(n1):
-        total += head_score(h, heads, order, S, attrs, upos_prefix, weights, mask, memo_keys,
-                            memo_vals, memo_fill, parts, buf)
+        total += head_score(h, heads, sc, parts, buf)
     for m in range(2, n1):
-        total += bigram_score(m, heads, order, attrs, upos_prefix, weights, mask, memo_keys,
-                              memo_vals, memo_fill, buf)
+        total += bigram_score(m, heads, sc, buf)
     return total
 
 

@@ -33,7 +33,7 @@ from .model import GraphModel
 from .online import averaged, feature_difference, pa_update
 from .prune import all_arcs, fit_temperature, prune, pruning_recall
 from .rng import new_state
-from .scoring import arc_scores, new_memo, tree_features, tree_score
+from .scoring import Scoring, arc_scores, new_memo, tree_features, tree_score
 from .search_space import build_search_space
 from .tensor import TensorArcs
 from .tensor_online import TensorState
@@ -162,7 +162,7 @@ def _train_arcs(examples: list[Example], cfg: TrainConfig, order: int, log2: int
         return np.concatenate([f, global_feature_ids(heads, enc.attrs, mask)]) if glob else f
 
     def score(heads: np.ndarray, S: np.ndarray, enc: EncodedSentence, memo) -> float:
-        s = tree_score(heads, order, S, enc.attrs, enc.upos_prefix, w, mask, *memo)
+        s = tree_score(heads, Scoring(order, S, enc.attrs, enc.upos_prefix, w, mask, *memo))
         return s + global_score(heads, enc.attrs, w, mask) if glob else s
 
     active = np.zeros(size, dtype=np.bool_)

@@ -15,30 +15,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 MAX_ARGS = 12
 
-# "module path:function" -> arguments today (2026-12-03); packing the graph model's
-# nine scoring arrays (order, S, attrs, up, w, mask, mk, mv, mf) in one named tuple
-# (`scoring.Scoring`, which greedy's and sampling's kernels take since 2026-12-04) takes
-# most of them under MAX_ARGS
+# "module path:function" -> arguments today (2026-12-04). The graph model's nine scoring
+# arrays travel as `scoring.Scoring` and bgi's state as `bgi_state.Parts/Tree/Beam`;
+# the transition kernels are the last ones over
 OVER = {
-    "models/graph/bgi_state.py:beam_run": 35,
-    "models/graph/bgi_state.py:beam_step": 34,
     "models/transition/decode.py:_run_sequence": 23,
-    "models/graph/bgi_parts.py:_score_parts": 18,
-    "models/graph/bgi_swaps.py:swap_rounds": 17,
-    "models/graph/bgi_swaps.py:swap_round": 16,
-    "models/graph/bgi_swaps.py:_local": 16,
-    "models/graph/bgi_state.py:beam_start": 16,
     "models/transition/bootstrap.py:_explore": 15,
-    "models/graph/bgi_state.py:state_add": 15,
-    "models/graph/bgi_state.py:_exclude": 15,
-    "models/graph/bgi_parts.py:_emit": 15,
-    "models/graph/scoring.py:_part_miss": 14,
-    "models/graph/bgi_state.py:state_init": 14,
     "models/transition/train.py:_examples": 13,
-    "models/graph/scoring.py:part_score": 13,
-    "models/graph/scoring.py:head_score": 13,
-    "models/graph/bgi_parts.py:build_parts": 13,
-    "models/graph/bgi_parts.py:_gather": 13,
 }
 
 

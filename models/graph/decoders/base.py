@@ -9,7 +9,7 @@ import numpy as np
 
 from ...decoders import Field
 from ..global_features import global_score
-from ..scoring import new_memo, tree_score
+from ..scoring import Scoring, new_memo, tree_score
 
 
 @dataclass
@@ -40,10 +40,16 @@ class Scorer:
     global_features: bool = False          # the model scores them (`global_features`:
                                            # greedy and sampling; mst and bgi do not)
 
+    def scoring(self, S: np.ndarray | None = None, memo: tuple | None = None) -> Scoring:
+        """The kernels' packed `Scoring` of this sentence: with arc scores S (default
+        self.S) and the part memo `memo` (default a fresh `new_memo`)."""
+        S = self.S if S is None else S
+        mk, mv, mf = new_memo(S.shape[0] - 1) if memo is None else memo
+        return Scoring(int(self.order), S, self.attrs, self.upos_prefix, self.weights,
+                       np.uint64(self.mask), mk, mv, mf)
+
     def score(self, heads: np.ndarray) -> float:
-        mk, mv, mf = new_memo(self.S.shape[0] - 1)
-        s = float(tree_score(heads, self.order, self.S, self.attrs, self.upos_prefix,
-                             self.weights, np.uint64(self.mask), mk, mv, mf))
+        s = float(tree_score(heads, self.scoring()))
         if self.global_features:
             s += float(global_score(np.asarray(heads, np.int64), self.attrs, self.weights,
                                     self.mask))
