@@ -29,17 +29,20 @@ from .examples import Examples, explore_room
 from .features import N_POS, extract
 from .model import TransitionModel
 from .oracle import oracle_move
-from .system import J, N, action_index, apply, new_state, valid_mask
+from .system import J, Moves, N, action_index, apply, new_state, valid_mask
 
 logger = logging.getLogger(__name__)
 
 
 @njit(cache=True)
-def _explore(gh, gl, attrs, table, row_of, Wc, sp, atype, alabel, aindex, root_label, X, y, V,
-             start):
-    """Follow the model (compact weights, `classifier.compact`) greedily on one sentence;
-    write (features, oracle move, valid mask) of every state whose oracle move is valid.
-    Returns the end index in X."""
+def _explore(gh, gl, attrs, table, weights, moves, aindex, ex, start):
+    """Follow the model (compact weights (row_of, Wc, sp), `classifier.compact`;
+    moves: `system.Moves`) greedily on one sentence; write (features, oracle move,
+    valid mask) of every state whose oracle move is valid into the `Examples` ex, from
+    row start on. Returns the end index in ex.X."""
+    row_of, Wc, sp = weights
+    atype, alabel, root_label = moves
+    X, y, V = ex.X, ex.y, ex.V
     n = gh.shape[0] - 1
     st, sc = new_state(n)
     pos = np.zeros(N_POS, np.int64)
@@ -76,9 +79,9 @@ def explore_examples(model: TransitionModel, golds, attrs_list, aindex,
         raise ValueError(f"room for {examples.room()} explored instances, not "
                          f"{explore_room(golds)}: build the gold ones with room to explore")
     m = examples.n
+    moves = Moves(model.atype, model.alabel, model.root_label)
     for (gh, gl), attrs in zip(golds, attrs_list):
-        m = _explore(gh, gl, attrs, model.table, *model.weights, model.atype, model.alabel, aindex,
-                     model.root_label, examples.X, examples.y, examples.V, m)
+        m = _explore(gh, gl, attrs, model.table, tuple(model.weights), moves, aindex, examples, m)
     return examples._replace(n=m)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -40,6 +40,7 @@ from .system import (
     RIGHT_SHIFT,
     SIGMA,
     J,
+    Moves,
     N,
     apply,
     finalize,
@@ -51,9 +52,9 @@ from .system import (
 logger = logging.getLogger(__name__)
 
 
-@dataclass
-class Scratch:
-    """Per-call buffers of one sentence length (Parsito's workspace)."""
+class Scratch(NamedTuple):
+    """Per-call buffers of one sentence length (Parsito's workspace), one argument of
+    `_run_sequence`."""
 
     rows: np.ndarray
     valid: np.ndarray
@@ -136,16 +137,21 @@ def with_arc_probs(st, sc, atype, arc_p, power, valid, probs):
 
 
 @njit(cache=True, _nrt=False)
-def _run_sequence(st, sc, attrs, table, row_of, Wc, sp, atype, alabel, root_label, margin,
-                  cap, rows, valid, probs, pos, pool_st, pool_sc, pool_f, pool_a, acc,
-                  arc_p, power):
+def _run_sequence(st, sc, attrs, table, weights, moves, margin, cap, s, acc, arcs):
     """Parse greedily from (st, sc) to a terminal state, in place.
 
+    weights: compact (row_of, Wc, sp), see `classifier`; moves: `system.Moves`; s:
+    `Scratch`; arcs: (arc_p, power), see `with_arc_probs` (power 0: not used).
     acc: float64 (3,) running (sum of move probabilities, moves) on entry and exit,
     acc[2] receives the number of low-confidence states seen. With cap > 0 the best
     `cap` low-confidence states (by the probability of their second-best move) are
-    kept in pool_* (st, sc, [alt prob, sum, count], alt action); returns their number.
+    kept in s.pool_* (st, sc, [alt prob, sum, count], alt action); returns their number.
     """
+    row_of, Wc, sp = weights
+    atype, alabel, root_label = moves
+    arc_p, power = arcs
+    rows, valid, probs, pos = s.rows, s.valid, s.probs, s.pos
+    pool_st, pool_sc, pool_f, pool_a = s.pool_st, s.pool_sc, s.pool_f, s.pool_a
     kept = 0
     n_rows = row_of.shape[0]
     while sc[2] <= sc[N]:
@@ -207,19 +213,19 @@ def parse(attrs: np.ndarray, table: np.ndarray, weights: tuple, atype: np.ndarra
     the one-best sequence is always parsed; no branch is started after it. arc_p
     float64 [n+1, n+1] (head, dependent): the analyser's P(head | dependent), weighed
     into every move to `power` (`with_arc_probs`; 0 or no arc_p: the classifier alone)."""
-    row_of, Wc, sp = weights
     n = attrs.shape[0] - 1
     if arc_p is None or not power:
         arc_p, power = _NO_ARCS, 0.0
     elif arc_p.shape != (n + 1, n + 1):
         raise ValueError(f"arc_p has shape {arc_p.shape}, expected {(n + 1, n + 1)}")
     cap = beam - 1
-    s = scratch or Scratch.make(n, table.shape[0], Wc.shape[1], cap)
+    weights = tuple(weights)
+    s = scratch or Scratch.make(n, table.shape[0], weights[1].shape[1], cap)
     st, sc = new_state(n)
     acc = np.zeros(3, np.float64)
-    kept = _run_sequence(st, sc, attrs, table, row_of, Wc, sp, atype, alabel, root_label,
-                         margin, cap, s.rows, s.valid, s.probs, s.pos, s.pool_st, s.pool_sc,
-                         s.pool_f, s.pool_a, acc, arc_p, float(power))
+    moves = Moves(atype, alabel, root_label)
+    arcs = (arc_p, float(power))
+    kept = _run_sequence(st, sc, attrs, table, weights, moves, margin, cap, s, acc, arcs)
     transitions = int(acc[1])
     low_conf = int(acc[2])
     best_st, best_avg = st, acc[0] / max(acc[1], 1.0)
@@ -238,9 +244,7 @@ def parse(attrs: np.ndarray, table: np.ndarray, weights: tuple, atype: np.ndarra
             acc[0] = pf[1] + pf[0]
             acc[1] = pf[2] + 1
             before = acc[1]
-            _run_sequence(pst, psc, attrs, table, row_of, Wc, sp, atype, alabel, root_label,
-                          margin, 0, s.rows, s.valid, s.probs, s.pos, s.pool_st, s.pool_sc,
-                          s.pool_f, s.pool_a, acc, arc_p, float(power))
+            _run_sequence(pst, psc, attrs, table, weights, moves, margin, 0, s, acc, arcs)
             transitions += int(acc[1] - before) + 1
             avg = acc[0] / acc[1]
             if avg > best_avg:

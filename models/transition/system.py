@@ -30,11 +30,13 @@ Kernel layout (every function here is numba, small, pure over arrays):
       RM2, NL, NR, LSET, RSET); SIGMA/DELTA hold the stack and the deque (top at the
       end, so DELTA[nd-1] is the front of lambda2, the leftmost passed word).
   sc: int64 (N_SCALARS,) NS, ND, J, N.
+  moves: `Moves`, a model's actions (type and label of each) and its root label.
 Labels are small ints; LSET/RSET are bitsets of dependents' labels (id mod 63).
 """
 from __future__ import annotations
 
 import logging
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -264,6 +266,14 @@ def action_table(labels: list[str], seen: set[tuple[int, str]] | None = None):
                 atype.append(t)
                 alabel.append(li)
     return np.array(atype, dtype=np.int64), np.array(alabel, dtype=np.int64)
+
+
+class Moves(NamedTuple):
+    """A model's actions as the kernels read them: action a is (atype[a], alabel[a]),
+    int64 (A,) each, the label -1 for NO-* moves; root_label is the root arc's label."""
+    atype: np.ndarray
+    alabel: np.ndarray
+    root_label: int
 
 
 def action_index(atype: np.ndarray, alabel: np.ndarray, n_labels: int) -> np.ndarray:

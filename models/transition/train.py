@@ -35,6 +35,7 @@ from .system import (
     NO_PASS,
     RIGHT_PASS,
     J,
+    Moves,
     N,
     action_index,
     action_table,
@@ -62,10 +63,13 @@ def _encode(sent):
 
 
 @njit(cache=True)
-def _examples(gh, gl, attrs, table, n_rows, atype, alabel, aindex, root_label, X, y, V, start):
-    """Follow the oracle on one gold tree, writing features X[start:], gold action y,
-    valid moves V (bits, `classifier.pack_bits`). aindex: int64 (7, L+1) action id of
-    (type, label+1). Returns the end."""
+def _examples(gh, gl, attrs, table, n_rows, moves, aindex, ex, start):
+    """Follow the oracle on one gold tree, writing into the `Examples` ex from row
+    start on: features X, gold action y, valid moves V (bits, `classifier.pack_bits`).
+    moves: `system.Moves`; aindex: int64 (7, L+1) action id of (type, label+1).
+    Returns the end."""
+    atype, alabel, root_label = moves
+    X, y, V = ex.X, ex.y, ex.V
     n = gh.shape[0] - 1
     st, sc = new_state(n)
     pos = np.zeros(N_POS, np.int64)
@@ -135,10 +139,9 @@ def build_examples(sents, attrs_list, labels, atype, alabel, table, n_rows,
     ex = Examples.empty(total + (explore_room(golds) if explore else 0), table.shape[0],
                         len(atype))
     m = 0
-    root = labels.index("root")
+    moves = Moves(atype, alabel, labels.index("root"))
     for (gh, gl), attrs in zip(golds, attrs_list):
-        m = _examples(gh, gl, attrs, table, n_rows, atype, alabel, aindex, root, ex.X, ex.y,
-                      ex.V, m)
+        m = _examples(gh, gl, attrs, table, n_rows, moves, aindex, ex, m)
     assert m == total and (ex.y[:m] >= 0).all()
     return ex._replace(n=m), golds
 
